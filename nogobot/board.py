@@ -1,0 +1,507 @@
+"""THE NoGo rules: the one owner of legality in nogobot.
+
+Rules (Müller): N×N board, black first; a move puts a stone on an empty point and is legal iff it
+captures nothing and the mover's resulting block keeps a liberty; there is no passing; the side to
+move with no legal move has lost.
+
+Representation (plain arrays so numba kernels and the search can copy and share them):
+
+* ``stones``  int8  [P]      EMPTY=0, BLACK=1, WHITE=2 (P = N*N, flat index, row 0 = top)
+* ``root``    int16 [P]      block id (a representative stone) of each stone, -1 when empty
+* ``nxt``     int16 [P]      circular linked list of the stones of each block
+* ``libs``    uint64 [P, W]  liberty bitset of each block, valid at root indices (W = ceil(P/64))
+* ``legal``   bool  [3, P]   legal[c, p]: may colour c play at p (rows 1 and 2 used)
+* ``meta``    int64 [8]      TO_MOVE, HASH, PLY, LAST, LAST2, NLEGAL_B, NLEGAL_W
+
+Stones never leave a NoGo board, so blocks only ever merge: merging relabels the smaller block
+(quick-find union), and a liberty set only shrinks. A point illegal for a colour therefore stays
+illegal while empty, which is what lets the legal masks be kept incrementally: after a move only
+the liberties of the blocks it touched can change status, and only those are re-tested.
+
+``Board`` is the thin Python wrapper (history stack for undo, ASCII in/out); the ``_kernel``
+functions are what the search and the benchmarks call directly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from . import coords
+
+EMPTY, BLACK, WHITE = 0, 1, 2
+TO_MOVE, HASH, PLY, LAST, LAST2, NLEGAL_B, NLEGAL_W = range(7)
+META_LEN = 8
+COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
+
+
+def opponent(c: int) -> int:
+    return 3 - c
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry: neighbour table and Zobrist keys per board size (built once, cached)
+# --------------------------------------------------------------------------------------------
+
+
+class Geometry:
+    """Constant per-size tables shared by every board of that size."""
+
+    def __init__(self, size: int):
+        if not coords.MIN_SIZE <= size <= coords.MAX_SIZE:
+            raise ValueError(f"board size {size} outside {coords.MIN_SIZE}..{coords.MAX_SIZE}")
+        self.size = size
+        self.area = size * size
+        self.words = (self.area + 63) // 64
+        nbr = np.full((self.area, 4), -1, dtype=np.int16)
+        for p in range(self.area):
+            r, c = divmod(p, size)
+            for k, (dr, dc) in enumerate(((-1, 0), (1, 0), (0, -1), (0, 1))):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < size and 0 <= cc < size:
+                    nbr[p, k] = rr * size + cc
+        self.nbr = nbr
+        # Fixed seed: hashes are reproducible across processes (NN cache, transposition tables).
+        rng = np.random.default_rng(0x6E6F676F + size)
+        self.zobrist = rng.integers(-(2**63), 2**63 - 1, size=(3, self.area + 1), dtype=np.int64)
+        # zobrist[0, area] is the key xored in when white is to move.
+
+
+@lru_cache(maxsize=None)
+def geometry(size: int) -> Geometry:
+    return Geometry(size)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _popcount64(x):
+    x = np.uint64(x)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def _liberty_count(libs, r):
+    n = 0
+    for w in range(libs.shape[1]):
+        n += _popcount64(libs[r, w])
+    return n
+
+
+@njit(cache=True, inline="always")
+def _has_liberty_besides(libs, r, p):
+    """True if block r has a liberty other than point p."""
+    pw = p >> 6
+    pbit = np.uint64(1) << np.uint64(p & 63)
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if w == pw:
+            x &= ~pbit
+        if x != 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _is_legal(stones, root, libs, nbr, p, c):
+    """Legality of colour c at point p from block state (no mask lookup)."""
+    if stones[p] != EMPTY:
+        return False
+    has_lib = False
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            continue
+        s = stones[q]
+        if s == EMPTY:
+            has_lib = True
+        elif s == c:
+            if not has_lib and _has_liberty_besides(libs, root[q], p):
+                has_lib = True
+        else:
+            if not _has_liberty_besides(libs, root[q], p):
+                return False  # would capture
+    return has_lib  # False = suicide
+
+
+@njit(cache=True)
+def _set_legal(legal, meta, p, c, value):
+    if legal[c, p] != value:
+        legal[c, p] = value
+        meta[NLEGAL_B + c - 1] += 1 if value else -1
+
+
+@njit(cache=True)
+def _retest(stones, root, libs, legal, meta, nbr, q):
+    """Re-test legality of empty point q for both colours (only legal -> illegal happens)."""
+    if legal[BLACK, q]:
+        _set_legal(legal, meta, q, BLACK, _is_legal(stones, root, libs, nbr, q, BLACK))
+    if legal[WHITE, q]:
+        _set_legal(legal, meta, q, WHITE, _is_legal(stones, root, libs, nbr, q, WHITE))
+
+
+@njit(cache=True)
+def _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r):
+    """If block r is down to one liberty, re-test that point.
+
+    Why only then: the legality of an empty point q depends on its empty neighbours and, for each
+    adjacent block, on whether that block has a liberty other than q. A block with two or more
+    liberties always has one besides q, before and after the move, so its liberties keep their
+    status; only a block left with a single liberty changes the answer (capture / suicide)."""
+    lone = -1
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if x == 0:
+            continue
+        if lone >= 0 or (x & (x - np.uint64(1))) != 0:
+            return  # two or more liberties
+        lone = w * 64 + _popcount64(x - np.uint64(1))
+    if lone >= 0:
+        _retest(stones, root, libs, legal, meta, nbr, lone)
+
+
+@njit(cache=True)
+def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
+    """Put a stone of colour c on p and update blocks, liberties and hash (no legality check).
+
+    Returns the root of the block now holding p."""
+    stones[p] = c
+    root[p] = p
+    nxt[p] = p
+    W = libs.shape[1]
+    for w in range(W):
+        libs[p, w] = 0
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == EMPTY:
+            libs[p, q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+    r = p
+    size_r = 1
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0 or stones[q] != c:
+            continue
+        rq = root[q]
+        if rq == r:
+            continue
+        # Merge: relabel the smaller block into the larger one.
+        size_q = 0
+        s = rq
+        while True:
+            size_q += 1
+            s = nxt[s]
+            if s == rq:
+                break
+        big, small = (rq, r) if size_q >= size_r else (r, rq)
+        s = small
+        while True:
+            root[s] = big
+            s = nxt[s]
+            if s == small:
+                break
+        tmp = nxt[big]
+        nxt[big] = nxt[small]
+        nxt[small] = tmp
+        for w in range(W):
+            libs[big, w] |= libs[small, w]
+        r = big
+        size_r += size_q
+    pw = p >> 6
+    pbit = ~(np.uint64(1) << np.uint64(p & 63))
+    libs[r, pw] &= pbit
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == 3 - c:
+            libs[root[q], pw] &= pbit
+    meta[HASH] ^= zob[c, p]
+    return r
+
+
+@njit(cache=True)
+def _set_to_move(meta, zob, c):
+    area = zob.shape[1] - 1
+    if (meta[TO_MOVE] == WHITE) != (c == WHITE):
+        meta[HASH] ^= zob[0, area]
+    meta[TO_MOVE] = c
+
+
+@njit(cache=True)
+def _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
+    """Play colour c at p (caller guarantees legality). Updates masks incrementally."""
+    r = _place(stones, root, nxt, libs, meta, nbr, zob, p, c)
+    _set_legal(legal, meta, p, BLACK, False)
+    _set_legal(legal, meta, p, WHITE, False)
+    # Empty neighbours of p lost an empty neighbour; blocks touched by p lost a liberty.
+    _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r)
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            continue
+        if stones[q] == EMPTY:
+            _retest(stones, root, libs, legal, meta, nbr, q)
+        elif stones[q] == 3 - c:
+            _retest_if_in_atari(stones, root, libs, legal, meta, nbr, root[q])
+    meta[LAST2] = meta[LAST]
+    meta[LAST] = p
+    meta[PLY] += 1
+    _set_to_move(meta, zob, 3 - c)
+
+
+@njit(cache=True)
+def _recompute_legal(stones, root, libs, legal, meta, nbr):
+    """Full recomputation of both legal masks (setup positions, tests)."""
+    meta[NLEGAL_B] = 0
+    meta[NLEGAL_W] = 0
+    for p in range(stones.shape[0]):
+        for c in (BLACK, WHITE):
+            v = _is_legal(stones, root, libs, nbr, p, c)
+            legal[c, p] = v
+            if v:
+                meta[NLEGAL_B + c - 1] += 1
+
+
+@njit(cache=True)
+def _liberty_counts(stones, root, libs):
+    """Liberty count of the block of every stone (0 on empty points)."""
+    out = np.zeros(stones.shape[0], dtype=np.int16)
+    for p in range(stones.shape[0]):
+        if stones[p] != EMPTY:
+            r = root[p]
+            if r == p:
+                out[p] = _liberty_count(libs, r)
+    for p in range(stones.shape[0]):
+        if stones[p] != EMPTY:
+            out[p] = out[root[p]]
+    return out
+
+
+@njit(cache=True)
+def _random_playout(stones, root, nxt, libs, legal, meta, nbr, zob, moves):
+    """Play uniformly random legal moves until the side to move is stuck; returns the winner.
+
+    ``moves`` is scratch space of length P. Mutates the state arrays in place."""
+    area = stones.shape[0]
+    while True:
+        c = meta[TO_MOVE]
+        n = meta[NLEGAL_B + c - 1]
+        if n == 0:
+            return 3 - c
+        # Rejection sampling is uniform and cheap while legal moves are plentiful; fall back to
+        # an exact scan when they get scarce (late game).
+        p = -1
+        if 4 * n >= area:
+            for _ in range(8):
+                q = np.random.randint(area)
+                if legal[c, q]:
+                    p = q
+                    break
+        if p < 0:
+            k = 0
+            for q in range(area):
+                if legal[c, q]:
+                    moves[k] = q
+                    k += 1
+            p = moves[np.random.randint(k)]
+        _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
+
+
+@njit(cache=True)
+def random_playouts(stones, root, nxt, libs, legal, meta, nbr, zob, count, seed):
+    """Run ``count`` random playouts from the given state (left untouched); returns black wins."""
+    np.random.seed(seed)
+    moves = np.empty(stones.shape[0], dtype=np.int64)
+    black_wins = 0
+    for _ in range(count):
+        s, ro, nx, li, le, me = (stones.copy(), root.copy(), nxt.copy(), libs.copy(),
+                                 legal.copy(), meta.copy())
+        if _random_playout(s, ro, nx, li, le, me, nbr, zob, moves) == BLACK:
+            black_wins += 1
+    return black_wins
+
+
+# --------------------------------------------------------------------------------------------
+# Board: the Python-facing object
+# --------------------------------------------------------------------------------------------
+
+
+class IllegalMove(ValueError):
+    """Raised by Board.play for an occupied, capturing or suicidal move."""
+
+
+class Board:
+    """A NoGo position with history. ``play`` mutates; ``undo`` restores the exact prior state."""
+
+    __slots__ = ("geo", "size", "stones", "root", "nxt", "libs", "legal", "meta", "_history",
+                 "moves")
+
+    def __init__(self, size: int = 9):
+        self.geo = geometry(size)
+        self.size = size
+        P, W = self.geo.area, self.geo.words
+        self.stones = np.zeros(P, dtype=np.int8)
+        self.root = np.full(P, -1, dtype=np.int16)
+        self.nxt = np.full(P, -1, dtype=np.int16)
+        self.libs = np.zeros((P, W), dtype=np.uint64)
+        self.legal = np.zeros((3, P), dtype=np.bool_)
+        self.legal[1:] = True
+        self.meta = np.zeros(META_LEN, dtype=np.int64)
+        self.meta[TO_MOVE] = BLACK
+        self.meta[LAST] = self.meta[LAST2] = -1
+        # On the empty board every point has an empty neighbour, so all are legal for both.
+        self.meta[NLEGAL_B] = self.meta[NLEGAL_W] = P
+        self._history: list[tuple] = []
+        self.moves: list[tuple[int, int]] = []  # (colour, point) in order played
+
+    # -- state ---------------------------------------------------------------------------
+    def arrays(self) -> tuple:
+        """The mutable state arrays, in kernel argument order."""
+        return (self.stones, self.root, self.nxt, self.libs, self.legal, self.meta)
+
+    def _snapshot(self) -> tuple:
+        return tuple(a.copy() for a in self.arrays())
+
+    def _restore(self, snap: tuple) -> None:
+        (self.stones, self.root, self.nxt, self.libs, self.legal, self.meta) = snap
+
+    def copy(self) -> "Board":
+        b = Board.__new__(Board)
+        b.geo, b.size = self.geo, self.size
+        b._restore(self._snapshot())
+        b._history = list(self._history)
+        b.moves = list(self.moves)
+        return b
+
+    @property
+    def to_move(self) -> int:
+        return int(self.meta[TO_MOVE])
+
+    @to_move.setter
+    def to_move(self, c: int) -> None:
+        _set_to_move(self.meta, self.geo.zobrist, c)
+
+    @property
+    def hash(self) -> int:
+        """Zobrist hash of stones and side to move, as an unsigned 64-bit int."""
+        return int(self.meta[HASH]) & 0xFFFFFFFFFFFFFFFF
+
+    @property
+    def ply(self) -> int:
+        return int(self.meta[PLY])
+
+    @property
+    def last_move(self) -> int:
+        return int(self.meta[LAST])
+
+    # -- rules -----------------------------------------------------------------------------
+    def is_legal(self, p: int, colour: int | None = None) -> bool:
+        c = self.to_move if colour is None else colour
+        return 0 <= p < self.geo.area and bool(self.legal[c, p])
+
+    def legal_mask(self, colour: int | None = None) -> np.ndarray:
+        c = self.to_move if colour is None else colour
+        return self.legal[c].copy()
+
+    def legal_moves(self, colour: int | None = None) -> np.ndarray:
+        c = self.to_move if colour is None else colour
+        return np.flatnonzero(self.legal[c])
+
+    def num_legal(self, colour: int | None = None) -> int:
+        c = self.to_move if colour is None else colour
+        return int(self.meta[NLEGAL_B + c - 1])
+
+    def play(self, p: int, colour: int | None = None) -> None:
+        """Play ``colour`` (default: side to move) at p; raise IllegalMove if not legal.
+
+        Afterwards the opponent of ``colour`` is to move (GTP allows either colour to play)."""
+        c = self.to_move if colour is None else colour
+        if not self.is_legal(p, c):
+            where = coords.to_gtp(p, self.size) if 0 <= p < self.geo.area else str(p)
+            raise IllegalMove(f"illegal move {where}")
+        self._history.append(self._snapshot())
+        _play(*self.arrays(), self.geo.nbr, self.geo.zobrist, p, c)
+        self.moves.append((c, p))
+
+    def undo(self) -> None:
+        if not self._history:
+            raise IndexError("nothing to undo")
+        self._restore(self._history.pop())
+        self.moves.pop()
+
+    def can_undo(self) -> bool:
+        return bool(self._history)
+
+    def is_terminal(self) -> bool:
+        """The side to move has no legal move (and has therefore lost)."""
+        return self.num_legal() == 0
+
+    def winner(self) -> int:
+        """Winning colour once terminal, else EMPTY."""
+        return opponent(self.to_move) if self.is_terminal() else EMPTY
+
+    def liberty_counts(self) -> np.ndarray:
+        """Per point: the liberty count of the block there (0 for empty points)."""
+        return _liberty_counts(self.stones, self.root, self.libs)
+
+    def block_liberties(self, p: int) -> list[int]:
+        """Sorted liberties of the block holding stone p."""
+        if self.stones[p] == EMPTY:
+            raise ValueError("no stone at that point")
+        r = self.root[p]
+        return [q for q in range(self.geo.area) if (int(self.libs[r, q >> 6]) >> (q & 63)) & 1]
+
+    def block_of(self, p: int) -> list[int]:
+        """Sorted stones of the block holding stone p."""
+        r = self.root[p]
+        return sorted(int(q) for q in np.flatnonzero(self.root == r)) if r >= 0 else []
+
+    # -- ASCII --------------------------------------------------------------------------------
+    @classmethod
+    def from_ascii(cls, text: str, to_move: int | None = None) -> "Board":
+        """Board from rows of X/O/. (top row first; spaces ignored; also accepts B/W and +).
+
+        Side to move defaults to black when both colours have as many stones, else white.
+        Raises ValueError if a block would have no liberty (not a NoGo position)."""
+        rows = [r.replace(" ", "") for r in text.strip().splitlines() if r.strip()]
+        size = len(rows)
+        if any(len(r) != size for r in rows):
+            raise ValueError("ASCII board must be square")
+        b = cls(size)
+        g = b.geo
+        for row, line in enumerate(rows):
+            for col, ch in enumerate(line):
+                c = {"X": BLACK, "B": BLACK, "x": BLACK, "O": WHITE, "W": WHITE, "o": WHITE}.get(ch)
+                if c is None:
+                    if ch not in ".+-":
+                        raise ValueError(f"bad board character {ch!r}")
+                    continue
+                _place(b.stones, b.root, b.nxt, b.libs, b.meta, g.nbr, g.zobrist,
+                       coords.to_flat(row, col, size), c)
+                b.meta[PLY] += 1
+        counts = b.liberty_counts()
+        if np.any((b.stones != EMPTY) & (counts == 0)):
+            raise ValueError("a block has no liberty: not a NoGo position")
+        _recompute_legal(b.stones, b.root, b.libs, b.legal, b.meta, g.nbr)
+        nb, nw = int(np.sum(b.stones == BLACK)), int(np.sum(b.stones == WHITE))
+        b.to_move = to_move if to_move is not None else (BLACK if nb == nw else WHITE)
+        return b
+
+    def to_ascii(self) -> str:
+        chars = ".XO"
+        n = self.size
+        return "\n".join(
+            " ".join(chars[self.stones[r * n + c]] for c in range(n)) for r in range(n)
+        )
+
+    def __str__(self) -> str:
+        return self.to_ascii()
+
+    def __repr__(self) -> str:
+        return f"Board({self.size}, to_move={COLOUR_NAMES[self.to_move]}, ply={self.ply})"

@@ -1,0 +1,67 @@
+"""Every coordinate conversion in nogobot lives here.
+
+Internally a move is a flat int ``p = row * N + col``. Row 0 is the TOP row (the way boards are
+printed), column 0 the left column.
+
+=============  ==============  =========================================================
+system         example (9×9)   notes
+=============  ==============  =========================================================
+flat           0 .. N*N-1      what every kernel, tree and network uses
+(row, col)     (0, 0)          row 0 = top
+GTP vertex     "A9"            columns A..Z skipping I; row 1 = bottom; any case on input
+SGF point      "aa"            column letter then row letter, row a = top
+Botzone        x, y            handled in botzone.py via (row, col)
+=============  ==============  =========================================================
+
+``RESIGN`` (-1) is the only non-point move: NoGo has no pass.
+"""
+
+from __future__ import annotations
+
+GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # no I, as in every Go program
+MIN_SIZE = 2
+MAX_SIZE = 19
+RESIGN = -1
+
+
+def to_flat(row: int, col: int, size: int) -> int:
+    return row * size + col
+
+
+def from_flat(p: int, size: int) -> tuple[int, int]:
+    return divmod(p, size)
+
+
+def to_gtp(p: int, size: int) -> str:
+    """Flat index -> GTP vertex ("resign" for RESIGN). Always upper case."""
+    if p == RESIGN:
+        return "resign"
+    row, col = from_flat(p, size)
+    return f"{GTP_COLUMNS[col]}{size - row}"
+
+
+def from_gtp(vertex: str, size: int) -> int:
+    """GTP vertex (any case) -> flat index. Raises ValueError for pass, I, or off-board."""
+    v = vertex.strip().upper()
+    if len(v) < 2 or v[0] not in GTP_COLUMNS or not v[1:].isdigit():
+        raise ValueError(f"not a vertex: {vertex!r}")
+    col = GTP_COLUMNS.index(v[0])
+    number = int(v[1:])
+    if col >= size or not 1 <= number <= size:
+        raise ValueError(f"vertex off the {size}x{size} board: {vertex!r}")
+    return to_flat(size - number, col, size)
+
+
+def to_sgf(p: int, size: int) -> str:
+    row, col = from_flat(p, size)
+    return chr(ord("a") + col) + chr(ord("a") + row)
+
+
+def from_sgf(point: str, size: int) -> int:
+    """SGF point -> flat index. Raises ValueError for pass ("" or "tt") or off-board."""
+    if len(point) != 2:
+        raise ValueError(f"not an SGF point: {point!r}")
+    col, row = ord(point[0]) - ord("a"), ord(point[1]) - ord("a")
+    if not (0 <= row < size and 0 <= col < size):
+        raise ValueError(f"SGF point off the {size}x{size} board: {point!r}")
+    return to_flat(row, col, size)
