@@ -1,0 +1,361 @@
+"""The network player: runs the batched MCTS to a budget and picks the move.
+
+``Searcher`` owns a search tree (with reuse across moves), the evaluation cache and the batch
+buffers, and drives ``mcts.py``'s kernels: select a batch of leaves → one network call →
+expand and back up. It stops on a playout or time limit, on a caller's ``stop`` event (GoGui
+interrupt, analysis), when the ``should_stop`` hook says so (the time manager's hook), or at once
+when the result is proven. ``MCTSAgent`` wraps it in the ``Agent`` protocol for GTP.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import coords, mcts
+from .board import Board
+from .mcts import EvalCache, SearchConfig, Tree
+from .solver import WIN, Solver
+
+SOLVER_MAX_EMPTY = 22  # try the exact solver at or below this many empty points (9x9: ~0.4 s)
+SOLVER_NODES = 300_000  # its node budget per move (about 0.5 s here)
+
+
+@dataclass
+class SearchLimits:
+    """When to stop: whichever comes first (None = no limit of that kind)."""
+
+    playouts: int | None = None  # new playouts in this search
+    visits: int | None = None  # root visits, counting those reused from the previous move
+    seconds: float | None = None
+
+
+@dataclass
+class ChildStats:
+    move: int
+    visits: int
+    q: float  # mean value for the side to move at the root, in [-1, 1]
+    prior: float
+    proof: int  # +1 proven win for the root's side to move by this move, -1 proven loss, 0
+
+
+@dataclass
+class SearchResult:
+    move: int
+    visits: int  # root visits after the search
+    playouts: int  # playouts done by this search
+    nn_evals: int
+    seconds: float
+    value: float  # root value for the side to move, [-1, 1]
+    reason: str  # why the search stopped
+    children: list[ChildStats] = field(default_factory=list)
+    pv: list[int] = field(default_factory=list)
+    proven: int = 0  # +1 the side to move wins with best play, -1 loses, 0 unknown
+
+    @property
+    def winrate(self) -> float:
+        return 0.5 * (self.value + 1.0)
+
+
+@dataclass
+class SearchProgress:
+    """What the time manager's hook sees between batches."""
+
+    elapsed: float
+    playouts: int
+    root_visits: int
+    best_visits: int
+    second_visits: int
+    best_is_highest_q: bool
+
+
+class Searcher:
+    """A reusable MCTS over one board size."""
+
+    def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
+                 seed: int | None = None):
+        from .board import geometry
+
+        self.evaluator = evaluator
+        self.config = config or SearchConfig()
+        self.size = size
+        self.geo = geometry(size)
+        self.rng = np.random.default_rng(seed)
+        cfg = self.config
+        self.tree = Tree(cfg.max_nodes)
+        self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
+        self.cache = EvalCache(self.geo.area, cfg.cache_entries)
+        self.buffers = mcts.batch_buffers(cfg.batch_size, self.geo.area, self.geo.words, size)
+        self._root_hash: int | None = None
+        self._root_moves: list[tuple[int, int]] = []
+        self._noise_applied = False
+        self.solver = Solver(1 << 20) if cfg.use_solver else None
+        self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
+        self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
+                               cfg.root_policy_temp], np.float64)
+        self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size)], np.int64)
+
+    # -- tree reuse ----------------------------------------------------------------------------
+    def _reset(self) -> None:
+        self.tree.reset()
+        self._noise_applied = False
+
+    def _move_root(self, board: Board) -> None:
+        """Make the tree's root correspond to ``board``, keeping the subtree when possible."""
+        moves = board.moves
+        k = len(moves) - len(self._root_moves)
+        reusable = (self._root_hash is not None and 0 <= k <= 8
+                    and moves[:len(self._root_moves)] == self._root_moves)
+        if reusable and k > 0:
+            prefix = board.copy()
+            for _ in range(k):
+                prefix.undo()
+            reusable = prefix.hash == self._root_hash
+            for colour, p in moves[len(moves) - k:]:
+                if not reusable:
+                    break
+                reusable = colour == prefix.to_move and self._descend(p)
+                prefix.play(p, colour)
+        elif reusable:
+            reusable = board.hash == self._root_hash
+        if not reusable:
+            self._reset()
+        self._root_hash = board.hash
+        self._root_moves = list(moves)
+
+    def _descend(self, p: int) -> bool:
+        t = self.tree
+        f, n = int(t.first[0]), int(t.nchild[0])
+        if f < 0 or n == 0:
+            return False
+        hits = np.flatnonzero(t.move[f:f + n] == p)
+        if hits.size == 0:
+            return False
+        if self._spare is None:
+            self._spare = Tree(self.config.max_nodes)
+        self._spare.reset()
+        mcts.reroot(t.arrays(), self._spare.arrays(), f + int(hits[0]))
+        self.tree, self._spare = self._spare, t
+        self._noise_applied = False
+        return True
+
+    # -- search --------------------------------------------------------------------------------
+    def _step(self, board: Board) -> tuple[int, int]:
+        """One batch: select, evaluate, expand and back up. Returns (playouts, nn evals)."""
+        leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
+        n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
+                                    self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
+                                    self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
+        if n > 0:
+            ev = self.evaluator.evaluate(planes[:n])
+            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves, blg, bm,
+                                   np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
+                                   np.ascontiguousarray(ev.value, dtype=np.float32),
+                                   self.cfg_f[3])
+        return n + done, n
+
+    def _maybe_add_noise(self, board: Board) -> None:
+        cfg = self.config
+        t = self.tree
+        if self._noise_applied or cfg.dirichlet_weight <= 0 or t.first[0] < 0:
+            return
+        n = int(t.nchild[0])
+        if n > 0:
+            alpha = cfg.dirichlet_alpha_81 * 81 / n
+            noise = self.rng.dirichlet([alpha] * n).astype(np.float32)
+            mcts.add_root_noise(t.arrays(), noise, cfg.dirichlet_weight)
+        self._noise_applied = True
+
+    def search(self, board: Board, limits: SearchLimits,
+               stop: threading.Event | None = None,
+               should_stop: Callable[[SearchProgress], str | None] | None = None,
+               on_progress: Callable[[SearchResult], None] | None = None,
+               progress_interval: float = 0.5) -> SearchResult:
+        """Search ``board`` (to move: board.to_move) until a limit, the stop event, the hook, or
+        a proof ends it."""
+        if board.size != self.size:
+            raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
+        t0 = time.perf_counter()
+        self._move_root(board)
+        if board.num_legal() == 0:
+            return self._result(board, 0, 0, 0.0, "no legal move")
+        if board.num_legal() == 1 and limits.playouts is None and limits.visits is None:
+            # Forced: no thinking needed (a playout limit asks for search, e.g. analysis/tests).
+            return self._result(board, 0, 0, time.perf_counter() - t0, "only move")
+        playouts = evals = 0
+        reason = "limit"
+        next_report = t0 + progress_interval
+        self._solved = {}
+        if self.solver is not None and board.geo.area - board.ply <= SOLVER_MAX_EMPTY:
+            solved = self.solver.solve(board, SOLVER_NODES)
+            self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
+            if solved.result != 0:
+                return self._solver_result(board, solved, time.perf_counter() - t0)
+        t = self.tree
+        while True:
+            did, nn = self._step(board)
+            t = self.tree
+            playouts += did
+            evals += nn
+            self._maybe_add_noise(board)
+            if self._solved:
+                self._mark_solved()
+            now = time.perf_counter()
+            elapsed = now - t0
+            if t.proof[0] != 0:
+                reason = "proven " + ("win" if t.proof[0] > 0 else "loss")
+                break
+            if limits.playouts is not None and playouts >= limits.playouts:
+                reason = "playouts"
+                break
+            if limits.visits is not None and t.N[0] >= limits.visits:
+                reason = "visits"
+                break
+            if limits.seconds is not None and elapsed >= limits.seconds:
+                reason = "time"
+                break
+            if stop is not None and stop.is_set():
+                reason = "interrupted"
+                break
+            if t.info[mcts.I_FULL] and did == 0:
+                reason = "tree full"
+                break
+            if should_stop is not None:
+                why = should_stop(self._progress(elapsed, playouts))
+                if why:
+                    reason = why
+                    break
+            if on_progress is not None and now >= next_report:
+                on_progress(self._result(board, playouts, evals, elapsed, "running"))
+                next_report = now + progress_interval
+        return self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+
+    def _mark_solved(self) -> None:
+        """Let the solver's per-move results flow into the tree (MCTS-solver proofs)."""
+        t = self.tree
+        f, n = int(t.first[0]), int(t.nchild[0])
+        if f < 0:
+            return
+        for i in range(f, f + n):
+            r = self._solved.get(int(t.move[i]))
+            if r is not None:
+                t.proof[i] = -r  # a child's proof is for ITS side to move
+        self._solved = {}
+
+    def _solver_result(self, board: Board, solved, seconds: float) -> SearchResult:
+        value = 1.0 if solved.result == WIN else -1.0
+        children = [ChildStats(m, 0, float(r), 0.0, r) for m, r in solved.move_results.items()]
+        reason = "solver: " + ("win" if solved.result == WIN else "loss") + \
+                 f" ({solved.nodes:,} nodes)"
+        self._reset()  # the tree no longer matches the play; rebuild from here
+        self._root_hash = None
+        return SearchResult(solved.move, 0, 0, 0, seconds, value, reason, children,
+                            [solved.move], solved.result)
+
+    def _progress(self, elapsed: float, playouts: int) -> SearchProgress:
+        t = self.tree
+        f, n = int(t.first[0]), int(t.nchild[0])
+        visits = t.N[f:f + n]
+        order = np.argsort(-visits)
+        best = int(order[0]) if n else 0
+        second = int(visits[order[1]]) if n > 1 else 0
+        q = np.where(visits > 0, t.W[f:f + n] / np.maximum(visits, 1), -2.0)
+        return SearchProgress(elapsed, playouts, int(t.N[0]), int(visits[best]) if n else 0,
+                              second, bool(n == 0 or int(np.argmax(q)) == best))
+
+    # -- results -------------------------------------------------------------------------------
+    def children(self) -> list[ChildStats]:
+        t = self.tree
+        f, n = int(t.first[0]), int(t.nchild[0])
+        out = []
+        for i in range(f, f + n) if f >= 0 else ():
+            visits = int(t.N[i])
+            q = float(t.W[i]) / visits if visits else float("nan")
+            out.append(ChildStats(int(t.move[i]), visits, q, float(t.P[i]), -int(t.proof[i])))
+        return out
+
+    def principal_variation(self, max_len: int = 20) -> list[int]:
+        t = self.tree
+        node, pv = 0, []
+        while len(pv) < max_len and t.first[node] >= 0 and t.nchild[node] > 0:
+            f, n = int(t.first[node]), int(t.nchild[node])
+            wins = np.flatnonzero(t.proof[f:f + n] == -1)
+            node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
+            if t.N[node] == 0 and not wins.size:
+                break
+            pv.append(int(t.move[node]))
+        return pv
+
+    def _choose(self, board: Board, children: list[ChildStats], temperature: float) -> int:
+        if not children:
+            moves = board.legal_moves()
+            return int(moves[0]) if moves.size else coords.RESIGN
+        wins = [c for c in children if c.proof == 1]
+        if wins:
+            return wins[0].move
+        alive = [c for c in children if c.proof != -1] or children
+        visits = np.array([c.visits for c in alive], np.float64)
+        if temperature > 0 and visits.sum() > 0:
+            w = visits ** (1.0 / temperature)
+            return alive[int(self.rng.choice(len(alive), p=w / w.sum()))].move
+        best = max(alive, key=lambda c: (c.visits, c.prior))
+        return best.move
+
+    def _result(self, board: Board, playouts: int, evals: int, seconds: float, reason: str,
+                temperature: float = 0.0) -> SearchResult:
+        t = self.tree
+        if board.num_legal() == 0:
+            return SearchResult(coords.RESIGN, 0, playouts, evals, seconds, -1.0, reason, proven=-1)
+        children = self.children()
+        if board.num_legal() == 1 and not children:
+            move = int(board.legal_moves()[0])
+        else:
+            move = self._choose(board, children, temperature)
+        value = -float(t.W[0]) / t.N[0] if t.N[0] else 0.0
+        return SearchResult(move, int(t.N[0]), playouts, evals, seconds, value, reason,
+                            children, self.principal_variation(), int(t.proof[0]))
+
+    def pick(self, board: Board, result: SearchResult, temperature: float) -> int:
+        """Re-pick a move from the current tree with a visit temperature (self-play)."""
+        return self._choose(board, self.children(), temperature)
+
+
+class MCTSAgent:
+    """The ``Agent`` the GTP engine uses: search to the time or playout budget, play most visited."""
+
+    name = "mcts"
+
+    def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
+                 playouts: int | None = None, seconds: float | None = 1.0,
+                 seed: int | None = None, log=sys.stderr):
+        self.evaluator = evaluator
+        self.config = config or SearchConfig()
+        self.playouts = playouts
+        self.seconds = seconds
+        self.seed = seed
+        self.log = log
+        self._searcher: Searcher | None = None
+        self.last_result: SearchResult | None = None
+
+    def searcher(self, size: int) -> Searcher:
+        if self._searcher is None or self._searcher.size != size:
+            self._searcher = Searcher(self.evaluator, size, self.config, self.seed)
+        return self._searcher
+
+    def select_move(self, board: Board, seconds: float | None = None) -> int:
+        secs = seconds if seconds is not None else self.seconds
+        limits = SearchLimits(playouts=self.playouts, seconds=secs)
+        result = self.searcher(board.size).search(board, limits)
+        self.last_result = result
+        if self.log is not None:
+            rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
+            print(f"mcts: {coords.to_gtp(result.move, board.size)} winrate {result.winrate:.3f} "
+                  f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
+                  f"time {result.seconds:.2f}s stop: {result.reason}", file=self.log, flush=True)
+        return result.move

@@ -1,0 +1,219 @@
+"""Batched MCTS (mcts.py) and the player (player.py).
+
+Checks: forced wins are found in constructed positions; no virtual loss or pending flag is left
+after a search; visit counts add up (root N = 1 + sum of children's N, for every node); tree reuse
+keeps the chosen subtree's statistics; proven results are played at once; the memory bound holds;
+the selection variants and top-k pruning still produce legal moves.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+from nogobot import coords
+from nogobot.board import BLACK, Board
+from nogobot.inference import Evaluation, UniformEvaluator
+from nogobot.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
+from nogobot.player import MCTSAgent, SearchLimits, Searcher
+
+
+class CountingEvaluator(UniformEvaluator):
+    """Uniform priors, value 0.5, counting calls and positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.positions = 0
+
+    def evaluate(self, planes):
+        self.calls += 1
+        self.positions += planes.shape[0]
+        return super().evaluate(planes)
+
+
+def small_config(**kw):
+    base = dict(batch_size=8, max_nodes=200_000, cache_entries=1 << 12, use_solver=False)
+    base.update(kw)
+    return SearchConfig(**base)
+
+
+def assert_tree_consistent(searcher):
+    t = searcher.tree
+    n = t.nodes
+    assert t.VL[:n].sum() == 0, "virtual loss left behind"
+    assert not t.pending[:n].any(), "pending leaf left behind"
+    full = bool(t.info[1])
+    for node in range(n):
+        f, k = t.first[node], t.nchild[node]
+        if f > 0 and k > 0:
+            assert np.all(t.parent[f:f + k] == node)
+            assert abs(t.P[f:f + k].sum() - 1.0) < 1e-3
+            # Every visit of an unproven node went on to one child, except the visit that
+            # expanded it (proven nodes and a full tree value nodes without descending).
+            if t.proof[node] == 0 and not full:
+                assert t.N[node] == t.N[f:f + k].sum() + 1
+
+
+def test_search_uniform_is_consistent_and_counts_playouts():
+    ev = CountingEvaluator()
+    s = Searcher(ev, 9, small_config())
+    r = s.search(Board(9), SearchLimits(playouts=3000))
+    assert r.playouts >= 3000 and r.visits == s.tree.N[0]
+    assert ev.positions == r.nn_evals <= r.playouts
+    assert Board(9).is_legal(r.move)
+    assert_tree_consistent(s)
+    assert len(r.children) == 81 and sum(c.visits for c in r.children) == r.visits - 1
+
+
+def test_finds_forced_wins_and_proves_them():
+    """Small endgames (<= 7 moves to choose from): with the solver off, the tree itself must
+    prove the result (MCTS-solver), and a proven win must be a real win (brute force)."""
+    from test_solver import brute_force
+
+    rng = np.random.default_rng(2)
+    s = Searcher(UniformEvaluator(), 5, small_config())
+    wins = 0
+    for _ in range(60):
+        b = Board(5)
+        while b.num_legal() > 7:
+            b.play(int(rng.choice(b.legal_moves())))
+        truth = brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist)
+        r = s.search(b, SearchLimits(playouts=20_000))
+        assert r.proven == truth, f"\n{b}"
+        if truth == 1:
+            after = b.copy()
+            after.play(r.move)
+            assert brute_force(*after.arrays(), after.geo.nbr, after.geo.zobrist) == -1
+            wins += 1
+    assert wins > 0
+
+
+def _loses_for_mover(board, q):
+    c = board.copy()
+    c.play(int(q))
+    return any(_wins_now(c, m) for m in c.legal_moves())
+
+
+def _wins_now(board, m):
+    c = board.copy()
+    c.play(int(m))
+    return c.is_terminal()
+
+
+def test_win_in_one_is_played_instantly():
+    # 2x2: black A2 (0), white B1 (3): black B2 (1) leaves white with no move.
+    b = Board(2)
+    b.play(0)
+    b.play(3)
+    s = Searcher(UniformEvaluator(), 2, small_config())
+    r = s.search(b, SearchLimits(seconds=30))
+    assert r.proven == 1 and r.reason.startswith("proven")
+    after = b.copy()
+    after.play(r.move)
+    assert after.is_terminal()  # the move played wins at once
+    assert r.seconds < 5
+
+
+def test_search_takes_a_win_in_one():
+    rng = np.random.default_rng(5)
+    s = Searcher(UniformEvaluator(), 5, small_config())
+    checked = 0
+    for _ in range(300):
+        b = Board(5)
+        while b.num_legal() > 4 and not b.is_terminal():
+            b.play(int(rng.choice(b.legal_moves())))
+        if b.is_terminal():
+            continue
+        winning = [int(m) for m in b.legal_moves() if _wins_now(b, m)]
+        if winning and len(winning) < b.num_legal():
+            r = s.search(b, SearchLimits(playouts=800))
+            assert r.move in winning, f"missed a win in one\n{b}"
+            checked += 1
+    assert checked >= 5
+
+
+def test_tree_reuse_keeps_subtree_statistics():
+    s = Searcher(UniformEvaluator(), 7, small_config())
+    b = Board(7)
+    s.search(b, SearchLimits(playouts=2000))
+    chosen = max(s.children(), key=lambda c: c.visits)
+    b.play(chosen.move)
+    # Before searching again, move the root and compare.
+    s._move_root(b)
+    assert s.tree.N[0] == chosen.visits
+    r = s.search(b, SearchLimits(playouts=100))
+    assert r.visits >= chosen.visits + 100 - 1
+    assert_tree_consistent(s)
+
+
+def test_reuse_resets_on_unrelated_position():
+    s = Searcher(UniformEvaluator(), 7, small_config())
+    b = Board(7)
+    s.search(b, SearchLimits(playouts=500))
+    other = Board(7)
+    other.play(0)
+    other.play(48)
+    other.play(24)
+    r = s.search(other, SearchLimits(playouts=200))
+    assert r.visits <= 200 + 8 + 1
+
+
+def test_memory_bound_is_respected():
+    s = Searcher(UniformEvaluator(), 9, small_config(max_nodes=5000))
+    r = s.search(Board(9), SearchLimits(playouts=20_000, seconds=20))
+    assert s.tree.nodes <= 5000
+    assert Board(9).is_legal(r.move)
+    assert_tree_consistent(s)
+
+
+@pytest.mark.parametrize("cfg", [dict(selection=SELECT_UCB1_TUNED), dict(selection=SELECT_KL_UCB),
+                                 dict(top_k=5), dict(dirichlet_weight=0.25, root_policy_temp=1.03),
+                                 dict(batch_size=1), dict(batch_size=64)])
+def test_variants_play_legal_moves(cfg):
+    s = Searcher(UniformEvaluator(), 7, small_config(**cfg), seed=1)
+    b = Board(7)
+    for _ in range(4):
+        r = s.search(b, SearchLimits(playouts=300))
+        assert b.is_legal(r.move)
+        b.play(r.move)
+        assert_tree_consistent(s)
+
+
+def test_stop_event_interrupts():
+    s = Searcher(UniformEvaluator(), 9, small_config())
+    stop = threading.Event()
+    stop.set()
+    r = s.search(Board(9), SearchLimits(seconds=60), stop=stop)
+    assert r.reason == "interrupted" and r.seconds < 5
+
+
+def test_solver_answers_endgame_instantly():
+    rng = np.random.default_rng(11)
+    s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True))
+    for _ in range(5):
+        b = Board(9)
+        while 81 - b.ply > 16 and not b.is_terminal():
+            b.play(int(rng.choice(b.legal_moves())))
+        if b.is_terminal():
+            continue
+        r = s.search(b, SearchLimits(seconds=30))
+        assert r.reason.startswith("solver") and r.proven in (1, -1)
+        assert r.seconds < 5 and b.is_legal(r.move)
+
+
+def test_agent_resigns_without_legal_move_and_plays_games():
+    agent = MCTSAgent(UniformEvaluator(), config=small_config(), playouts=64, seconds=None, log=None)
+    b = Board(5)
+    while not b.is_terminal():
+        m = agent.select_move(b)
+        assert b.is_legal(m)
+        b.play(m)
+    assert agent.select_move(b) == coords.RESIGN
+
+
+def test_evaluation_contract():
+    ev = UniformEvaluator()
+    out = ev.evaluate(np.zeros((3, 12, 9, 9), np.float32))
+    assert isinstance(out, Evaluation)
+    assert out.policy_logits.shape == (3, 81) and out.value.shape == (3,)
