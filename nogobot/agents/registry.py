@@ -1,0 +1,107 @@
+"""Baseline agents by name: what `nogobot agent NAME` and tournament specs can ask for.
+
+==========  =====================================================  ==========================
+name        what it is                                             options (defaults)
+==========  =====================================================  ==========================
+random      uniformly random legal move                            seed
+greedy      one-ply: win at once, else avoid losing at once        seed
+rollout     UCT, uniformly random playouts (numba)                 playouts (10000), seconds
+                                                                   (none), seed
+alphabeta   iterative deepening, TT, mobility evaluation (numba)   seconds (1.0), depth
+                                                                   (none), seed
+==========  =====================================================  ==========================
+
+``seconds`` is the agent's own per-move limit; a time budget from the GTP clock (time_settings /
+time_left) can only shorten it. Passing an option an agent does not take is an error (so a typo
+in a tournament spec fails before any game starts instead of being silently ignored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import Agent
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    name: str
+    summary: str
+    options: tuple[str, ...]
+    build: Callable[..., Agent]
+
+
+def _random(seed=None):
+    from .random_agent import RandomAgent
+
+    return RandomAgent(seed=seed)
+
+
+def _greedy(seed=None):
+    from .greedy import GreedyAgent
+
+    return GreedyAgent(seed=seed)
+
+
+def _rollout(playouts=None, seconds=None, seed=None):
+    from .rollout import DEFAULT_PLAYOUTS, RolloutAgent
+
+    # A time limit alone means "as many playouts as fit"; nothing given means the default count.
+    if playouts is None and seconds is None:
+        playouts = DEFAULT_PLAYOUTS
+    return RolloutAgent(playouts=playouts, seconds=seconds, seed=seed)
+
+
+def _alphabeta(seconds=None, depth=None, seed=None):
+    from .alphabeta import DEFAULT_SECONDS, AlphaBetaAgent
+
+    if seconds is None and depth is None:
+        seconds = DEFAULT_SECONDS
+    return AlphaBetaAgent(seconds=seconds, max_depth=depth, seed=seed)
+
+
+AGENTS: dict[str, AgentInfo] = {
+    a.name: a
+    for a in (
+        AgentInfo("random", "uniformly random legal move", ("seed",), _random),
+        AgentInfo("greedy", "one-ply: win at once, else avoid a move that loses at once",
+                  ("seed",), _greedy),
+        AgentInfo("rollout", "pure MCTS (UCT) with uniformly random playouts",
+                  ("playouts", "seconds", "seed"), _rollout),
+        AgentInfo("alphabeta", "iterative-deepening alpha-beta, mobility evaluation",
+                  ("seconds", "depth", "seed"), _alphabeta),
+    )
+}
+
+
+def make_agent(name: str, **options: Any) -> Agent:
+    """Build agent ``name`` with the given options; options left as None are not passed.
+
+    Raises ValueError naming the agent and the options it accepts on an unknown name or option."""
+    info = AGENTS.get(name)
+    if info is None:
+        raise ValueError(f"unknown agent {name!r}; choose from {', '.join(AGENTS)}")
+    given = {k: v for k, v in options.items() if v is not None}
+    bad = sorted(set(given) - set(info.options))
+    if bad:
+        opts = ", ".join(f"--{o}" for o in info.options)
+        raise ValueError(f"agent {name!r} does not take {', '.join('--' + b for b in bad)} "
+                         f"(it takes: {opts})")
+    agent = info.build(**given)
+    warm_up_rules()
+    return agent
+
+
+def warm_up_rules() -> None:
+    """Load the rules kernels that the GTP layer calls (numba loads each one on first call).
+
+    Without this the first timed ``genmove`` or ``play`` of a fresh engine pays ~0.5 s of
+    loading, enough to lose a fast per-move game on time."""
+    from ..board import Board
+
+    b = Board(3)
+    b.play(4)
+    b.copy().undo()
+    b.legal_moves()
+    b.liberty_counts()

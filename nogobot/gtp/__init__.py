@@ -1,0 +1,51 @@
+"""GTP front end: ``serve(agent_factory)`` runs a NoGo GTP engine on stdin/stdout.
+
+``engine.py`` is the protocol (framing, ids, dispatch; no NoGo), ``commands.py`` the NoGo
+commands, ``clock.py`` the time settings. Nothing here imports numba at start-up.
+
+Usage (what ``nogobot gtp`` and ``nogobot agent NAME`` do)::
+
+    from nogobot.gtp import serve
+    from nogobot.agents.greedy import GreedyAgent
+    raise SystemExit(serve(lambda: GreedyAgent(seed=1), name="nogobot-greedy"))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Callable
+
+from .. import __version__
+from .clock import ClockSettings
+from .commands import NoGoCommands
+from .engine import Engine, stderr_logger
+
+__all__ = ["serve", "NoGoCommands", "Engine", "ClockSettings"]
+
+
+def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
+          version: str = __version__, instream: Any = None, outstream: Any = None,
+          errstream: Any = None, board_size: int = 9, seconds: float | None = None,
+          quiet: bool = False) -> int:
+    """Run the GTP loop until ``quit`` or end of input; returns the exit status (0).
+
+    ``agent_factory()`` builds the move generator the first time a move is generated.
+    ``instream``/``outstream`` default to the process's stdin (read as bytes, so invalid UTF-8
+    is harmless) and stdout; ``errstream`` (default stderr) gets the log. ``seconds`` sets a
+    sudden-death clock (stored for the time manager). ``quiet`` silences the info log; internal
+    errors are always logged."""
+    info = stderr_logger(errstream, quiet)
+    errors = stderr_logger(errstream)
+    clock = ClockSettings.sudden_death(seconds) if seconds is not None else None
+    handler = NoGoCommands(agent_factory, board_size=board_size, clock=clock, log=info)
+    engine = Engine(handler, name=name, version=version, log=errors)
+    if instream is None:
+        instream = sys.stdin.buffer
+    if outstream is None:
+        # Responses go to the real stdout; anything else printed meanwhile (a stray print in
+        # an agent, a library warning) is sent to stderr so it cannot corrupt the protocol.
+        real_stdout = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            return engine.run(instream, real_stdout)
+    return engine.run(instream, outstream)

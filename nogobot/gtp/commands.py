@@ -1,0 +1,260 @@
+"""The NoGo GTP commands: game state, moves, records, clock settings, GoGui rules referee.
+
+The protocol layer (engine.py) calls ``cmd_*`` methods with converted arguments; this module
+only knows the game. Legality always comes from board.py, which is imported on first use (not
+at start-up) so that ``name``/``list_commands`` answer before numba loads; GoGui starts a second
+copy of the engine as its rules referee, and tournaments start engines often.
+
+NoGo choices (see also the README GTP section):
+
+* there is no pass: ``play c pass`` is an ``illegal move``; ``genmove`` answers ``resign`` when
+  the colour to play has no legal move, and never ``pass``;
+* ``genmove c`` / ``play c v`` for the colour that is not to move simply play for it;
+* ``final_score`` is ``B+R`` / ``W+R`` once the side to move is stuck (it lost), before that
+  ``? cannot score``;
+* ``komi`` is accepted and ignored.
+
+The move generator is an ``Agent`` built by ``agent_factory`` the first time a move is needed
+(the referee copy never builds it). ``move_budget`` is the hook for the time manager.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable
+
+from .. import coords
+from . import clock as clocks
+from .engine import (
+    CANNOT_LOAD_FILE, CANNOT_SCORE, CANNOT_UNDO, ILLEGAL_MOVE, UNACCEPTABLE_SIZE, GtpError,
+    GtpSyntaxError, color, command, integer, number, vertex,
+)
+
+BLACK, WHITE = 1, 2  # board.BLACK / board.WHITE, without importing board.py at start-up
+_COLOUR = {"b": BLACK, "w": WHITE}
+_NAME = {BLACK: "black", WHITE: "white"}
+MAX_SGF_BYTES = 10 * 2**20
+
+
+class NoGoCommands:
+    """GTP handler for one NoGo game at a time (the engine's whole state lives here)."""
+
+    def __init__(self, agent_factory: Callable[[], Any], *, board_size: int = 9,
+                 clock: clocks.ClockSettings | None = None,
+                 log: Callable[[str], None] = lambda msg: None):
+        if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
+            raise ValueError(f"board size {board_size} outside "
+                             f"{coords.MIN_SIZE}..{coords.MAX_SIZE}")
+        self.agent_factory = agent_factory
+        self.agent = None
+        self.log = log
+        self.size = board_size
+        self.komi = 0.0
+        self.clock = clocks.Clock(clock or clocks.ClockSettings())
+        self._new_game()
+
+    # -- state ----------------------------------------------------------------------------
+    def _new_game(self) -> None:
+        self._board = None  # built lazily: creating a Board imports numba
+        self.setup: list[tuple[int, int]] = []  # setup stones of a loaded SGF
+        self.first_to_move: int | None = None
+        self.players: dict[str, str | None] = {"black": None, "white": None}
+        self.clock.restart()
+
+    @property
+    def board(self):
+        if self._board is None:
+            from ..board import Board
+
+            self._board = Board(self.size)
+        return self._board
+
+    def _point(self, v: str) -> int:
+        """A syntactically valid vertex -> flat point; pass, column I, off board: illegal."""
+        if v == "PASS":
+            raise GtpError(ILLEGAL_MOVE)
+        try:
+            return coords.from_gtp(v, self.size)
+        except ValueError:
+            raise GtpError(ILLEGAL_MOVE) from None
+
+    def move_budget(self, colour: int) -> float | None:
+        """Seconds the agent may use for this move; None = its own default.
+
+        Hook for the time-manager issue (``self.clock`` holds settings, time_left and the game
+        start). Until then agents choose their own pace."""
+        return None
+
+    def _get_agent(self):
+        if self.agent is None:
+            self.agent = self.agent_factory()
+            self.log(f"genmove: using {type(self.agent).__name__} "
+                     f"({getattr(self.agent, 'name', '?')})")
+        return self.agent
+
+    # -- setup ----------------------------------------------------------------------------
+    def cmd_boardsize(self, size: integer) -> None:
+        if not coords.MIN_SIZE <= size <= coords.MAX_SIZE:
+            raise GtpError(UNACCEPTABLE_SIZE)
+        self.size = size
+        self._new_game()
+
+    def cmd_clear_board(self) -> None:
+        self._new_game()
+
+    def cmd_komi(self, komi: number) -> None:
+        self.komi = komi  # NoGo has no score; accepted (Sabaki aborts if it fails) and ignored
+
+    # -- moves ----------------------------------------------------------------------------
+    def cmd_play(self, c: color, v: vertex) -> None:
+        p = self._point(v)
+        if not self.board.is_legal(p, _COLOUR[c]):
+            raise GtpError(ILLEGAL_MOVE)
+        self.board.play(p, _COLOUR[c])
+
+    def cmd_genmove(self, c: color) -> str:
+        return self._generate(_COLOUR[c], play=True)
+
+    def cmd_reg_genmove(self, c: color) -> str:
+        return self._generate(_COLOUR[c], play=False)
+
+    def _generate(self, colour: int, play: bool) -> str:
+        """The agent's move for ``colour`` (either colour may be asked, as GTP allows); the
+        game state changes only by playing that move (``resign`` changes nothing)."""
+        board = self.board
+        if board.num_legal(colour) == 0:
+            return "resign"
+        work = board.copy()  # the agent can never disturb the game state
+        work.to_move = colour
+        start = time.monotonic()
+        p = self._get_agent().select_move(work, self.move_budget(colour))
+        self.clock.used["b" if colour == BLACK else "w"] += time.monotonic() - start
+        try:
+            p = int(p)
+        except (TypeError, ValueError):
+            p = -2  # not a move at all: treated like an illegal one below
+        if p == coords.RESIGN:
+            return "resign"
+        if not board.is_legal(p, colour):
+            self.log(f"genmove: agent returned illegal move {p!r}; playing the first legal move")
+            p = int(board.legal_moves(colour)[0])
+        if play:
+            board.play(p, colour)
+        return coords.to_gtp(p, self.size)
+
+    def cmd_undo(self) -> None:
+        if not self.board.can_undo():
+            raise GtpError(CANNOT_UNDO)
+        self.board.undo()
+
+    # -- inspection -----------------------------------------------------------------------
+    def cmd_showboard(self) -> str:
+        board, n = self.board, self.size
+        letters = "   " + " ".join(coords.GTP_COLUMNS[:n])
+        lines = ["", letters]
+        rows = board.to_ascii().split("\n")
+        for r, row in enumerate(rows):
+            lines.append(f"{n - r:2d} {row} {n - r:d}")
+        lines.append(letters)
+        state = f"{_NAME[board.to_move]} to move, {len(board.moves)} moves played"
+        if board.is_terminal():
+            state += f"; {_NAME[board.to_move]} has no legal move"
+        lines.append(state)
+        return "\n".join(lines)
+
+    def cmd_final_score(self) -> str:
+        from ..sgf import result_of
+
+        result = result_of(self.board)
+        if result is None:
+            raise GtpError(CANNOT_SCORE)
+        return result
+
+    def cmd_cputime(self) -> str:
+        """CPU seconds used by this process (gogui-twogtp reports it as CPU_B / CPU_W)."""
+        return f"{time.process_time():.3f}"
+
+    # -- game records ---------------------------------------------------------------------
+    def cmd_loadsgf(self, filename: str, move_number: integer = None) -> None:
+        """Load FILE; with n, the position before move n (moves 1..n-1 are played)."""
+        from .. import sgf
+
+        try:
+            # Only regular files of sane size: never block on a FIFO or read /dev/zero.
+            if not os.path.isfile(filename) or os.path.getsize(filename) > MAX_SGF_BYTES:
+                raise OSError("not a regular file of at most 10 MB")
+            rec = sgf.load(filename)
+            upto = None if move_number is None else move_number - 1
+            board = rec.board(upto)
+        except (OSError, ValueError) as e:  # SgfError is a ValueError
+            self.log(f"loadsgf {filename}: {e}")
+            raise GtpError(CANNOT_LOAD_FILE) from None
+        self.size = rec.size
+        self._new_game()
+        self._board = board
+        self.setup, self.first_to_move = rec.setup, rec.first_to_move
+        self.players = {"black": rec.black, "white": rec.white}
+
+    def cmd_printsgf(self) -> str:
+        from .. import sgf
+
+        rec = sgf.record_of(self.board, setup=self.setup, first_to_move=self.first_to_move,
+                            black=self.players["black"], white=self.players["white"])
+        return sgf.serialise(rec).strip()
+
+    # -- time -----------------------------------------------------------------------------
+    def cmd_time_settings(self, main: number, byo: number, stones: integer) -> None:
+        try:
+            self.clock.settings = clocks.ClockSettings.from_time_settings(main, byo, stones)
+        except ValueError:
+            raise GtpSyntaxError() from None
+        self.clock.restart()
+
+    @command("kgs-time_settings")
+    def cmd_kgs_time_settings(self, kind: str, *values: number) -> None:
+        try:
+            self.clock.settings = clocks.ClockSettings.from_kgs(kind, list(values))
+        except ValueError:
+            raise GtpSyntaxError() from None
+        self.clock.restart()
+
+    def cmd_time_left(self, c: color, seconds: number, stones: integer) -> None:
+        try:
+            self.clock.set_time_left(c, seconds, stones)
+        except ValueError:
+            raise GtpSyntaxError() from None
+
+    # -- GoGui rules referee (gogui >= 1.5; see docs/GTP.md §2) ---------------------------
+    @command("gogui-rules_game_id")
+    def cmd_rules_game_id(self) -> str:
+        return "NoGo"
+
+    @command("gogui-rules_board_size")
+    def cmd_rules_board_size(self) -> str:
+        return str(self.size)  # a bare number: GoGui parses it with Integer.parseInt
+
+    @command("gogui-rules_legal_moves")
+    def cmd_rules_legal_moves(self) -> str:
+        return " ".join(coords.to_gtp(int(p), self.size) for p in self.board.legal_moves())
+
+    @command("gogui-rules_side_to_move")
+    def cmd_rules_side_to_move(self) -> str:
+        return _NAME[self.board.to_move]
+
+    @command("gogui-rules_board")
+    def cmd_rules_board(self) -> str:
+        return self.board.to_ascii()
+
+    @command("gogui-rules_final_result")
+    def cmd_rules_final_result(self) -> str:
+        board = self.board
+        if not board.is_terminal():
+            return "unknown"
+        loser = _NAME[board.to_move]
+        winner = _NAME[3 - board.to_move]
+        return f"{winner.capitalize()} wins ({loser} has no legal move)"
+
+    @command("gogui-rules_captured_count")
+    def cmd_rules_captured_count(self) -> str:
+        return "0 0"  # nothing is ever captured in NoGo

@@ -1,0 +1,370 @@
+"""Network inference for the engine: the ``Evaluator`` interface and its implementations.
+
+Never imports torch or ``nogobot.train``: the bot runs on numpy + numba + onnxruntime alone.
+
+Contract (DESIGN.md "Network contract"): ``evaluate(planes)`` takes float32 [B, C, H, W] planes
+from ``nogobot.features`` and returns an ``Evaluation``:
+
+* ``policy_logits`` float32 [B, H*W], raw logits, illegal moves NOT masked (use ``priors``);
+* ``value``         float32 [B], probability that the side to move wins;
+* ``dominion``      float32 [B, H, W] in [-1, 1], +1 = the side to move will own the point;
+* ``score``         float32 [B] expected final margin for the side to move, in [-5, 5].
+
+``OnnxEvaluator`` loads NAME.onnx and checks its sidecar NAME.yaml (format version, feature
+version, plane count, sha256 of the .onnx); every loading problem raises one ``ModelError`` naming
+the file. Device choice (``device=``):
+
+* ``"cpu"``: CPU provider with ORT_ENABLE_ALL, intra-op threads = ``threads`` (default: all
+  cores), inter-op 1, sequential execution, spinning off unless ``spin`` (search threads share
+  the cores). Exact batch shapes (batching does not raise CPU throughput; TIME_AND_SEARCH B3).
+* ``"cuda"``: CUDA provider (+ fp16 by converting the graph, when ``onnx`` is installed), IOBinding
+  and batches padded up to fixed ``batch_sizes`` so cuDNN algorithms are chosen once per shape.
+* ``"tensorrt"``: TensorRT provider (fp16 flag, engine cache beside the model), CUDA, then CPU.
+* ``"auto"`` (default): CUDA when onnxruntime can actually create it, else CPU, silently.
+
+When ``"cuda"`` or ``"tensorrt"`` is asked for but cannot be used (onnxruntime-gpu on a machine
+without a GPU or without the CUDA libraries), the evaluator warns once on stderr
+(``ProviderFallbackWarning``) and runs on the CPU: a tournament engine keeps playing.
+The GPU paths are written from the onnxruntime docs and were not run on a GPU yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import yaml
+
+from .features import FEATURE_VERSION, NUM_PLANES, boards_planes
+
+SIDECAR_FORMAT_VERSION = 1
+KNOWN_SIDECAR_FORMATS = (1,)
+DEFAULT_MODEL_NAME = "nogobot-b6c32-boot"
+OUTPUT_NAMES = ("policy", "value", "dominion", "score")
+DEVICES = ("auto", "cpu", "cuda", "tensorrt")
+GPU_BATCH_SIZES = (1, 8, 16, 32, 64, 128, 256)
+
+
+class ModelError(RuntimeError):
+    """A model file or its sidecar cannot be used; the message names the file and the problem."""
+
+
+class ProviderFallbackWarning(UserWarning):
+    """The requested GPU provider could not be used; running on the CPU instead."""
+
+
+class Evaluation(NamedTuple):
+    policy_logits: np.ndarray  # [B, H*W]
+    value: np.ndarray  # [B] win probability of the side to move
+    dominion: np.ndarray  # [B, H, W] in [-1, 1]
+    score: np.ndarray  # [B] in [-5, 5]
+
+
+def priors(policy_logits: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+    """Softmax of the logits over legal points only ([P] or [B, P]); rows with no legal point
+    are all zero."""
+    logits = np.asarray(policy_logits, dtype=np.float32)
+    mask = np.asarray(legal_mask, dtype=bool)
+    if mask.shape != logits.shape:
+        raise ValueError(f"legal mask shape {mask.shape} != logits shape {logits.shape}")
+    masked = np.where(mask, logits, -np.inf)
+    top = np.max(masked, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.where(mask, np.exp(masked - top), 0.0).astype(np.float32)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def _check_planes(planes) -> np.ndarray:
+    x = np.ascontiguousarray(planes, dtype=np.float32)
+    if x.ndim != 4 or x.shape[1] != NUM_PLANES:
+        raise ValueError(f"planes must be float32 [B, {NUM_PLANES}, H, W], got shape {x.shape}")
+    return x
+
+
+class Evaluator:
+    """Base class: ``evaluate(planes) -> Evaluation``; see the module docstring for shapes."""
+
+    name = "evaluator"
+    provider = "none"
+
+    def evaluate(self, planes: np.ndarray) -> Evaluation:
+        raise NotImplementedError
+
+    def evaluate_boards(self, boards) -> Evaluation:
+        """Evaluate ``Board`` objects of one size (convenience; the search fills planes itself)."""
+        return self.evaluate(boards_planes(boards))
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.provider})"
+
+
+class UniformEvaluator(Evaluator):
+    """No network: uniform policy, value 0.5, zero dominion and score (tests, no-model fallback)."""
+
+    name = "uniform"
+    provider = "numpy"
+
+    def evaluate(self, planes: np.ndarray) -> Evaluation:
+        x = _check_planes(planes)
+        b, _, h, w = x.shape
+        return Evaluation(np.zeros((b, h * w), np.float32), np.full(b, 0.5, np.float32),
+                          np.zeros((b, h, w), np.float32), np.zeros(b, np.float32))
+
+
+# --------------------------------------------------------------------------------------------
+# Model files
+# --------------------------------------------------------------------------------------------
+
+
+def sidecar_path(model_path) -> Path:
+    return Path(model_path).with_suffix(".yaml")
+
+
+def read_sidecar(model_path) -> dict:
+    """Load and validate NAME.yaml beside NAME.onnx; raises ModelError."""
+    side = sidecar_path(model_path)
+    if not side.is_file():
+        raise ModelError(f"{model_path}: its sidecar {side.name} is missing (every model ships "
+                         "with a YAML sidecar; re-export it with `nogobot export`)")
+    try:
+        meta = yaml.safe_load(side.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ModelError(f"{side}: sidecar is not valid YAML ({e})") from None
+    if not isinstance(meta, dict):
+        raise ModelError(f"{side}: sidecar is not a YAML mapping")
+    fmt = meta.get("format_version")
+    if fmt not in KNOWN_SIDECAR_FORMATS:
+        raise ModelError(f"{side}: unknown sidecar format_version {fmt!r} "
+                         f"(this nogobot reads {list(KNOWN_SIDECAR_FORMATS)})")
+    fv = meta.get("feature_version")
+    if fv != FEATURE_VERSION:
+        raise ModelError(f"{model_path}: unknown feature version {fv!r} (this nogobot computes "
+                         f"feature version {FEATURE_VERSION}); use a model exported for it")
+    planes = meta.get("planes")
+    if planes != NUM_PLANES:
+        raise ModelError(f"{model_path}: the model expects {planes!r} input planes, "
+                         f"feature version {FEATURE_VERSION} has {NUM_PLANES}")
+    return meta
+
+
+def default_model_path() -> Path:
+    """models/<DEFAULT_MODEL_NAME>.onnx: package data (nogobot/models/) if shipped there, else the
+    repository's models/ folder beside the package (an editable install)."""
+    fname = DEFAULT_MODEL_NAME + ".onnx"
+    pkg = Path(__file__).resolve().parent
+    for folder in (pkg / "models", pkg.parent / "models"):
+        if (folder / fname).is_file():
+            return folder / fname
+    return pkg.parent / "models" / fname
+
+
+@contextlib.contextmanager
+def _quiet_provider_probe():
+    """onnxruntime prints EP fallback notices on stdout (which would corrupt GTP) and logs
+    library-load errors while probing GPU providers; send the first to stderr, mute the second."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        ort.set_default_logger_severity(2)
+
+
+class OnnxEvaluator(Evaluator):
+    """onnxruntime session on a nogobot ONNX model (see the module docstring)."""
+
+    def __init__(self, path, device: str = "auto", threads: int | None = None,
+                 fp16: bool = False, batch_sizes: Sequence[int] | None = None,
+                 spin: bool = False, iobinding: bool | None = None, warmup_size: int = 9):
+        import onnxruntime as ort
+
+        if device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ModelError(f"{self.path}: model file not found")
+        self.meta = read_sidecar(self.path)
+        self.name = str(self.meta.get("name", self.path.stem))
+        try:
+            data = self.path.read_bytes()
+        except OSError as e:
+            raise ModelError(f"{self.path}: cannot read the model ({e})") from None
+        if not data:
+            raise ModelError(f"{self.path}: model file is empty")
+        want = self.meta.get("sha256")
+        if want and hashlib.sha256(data).hexdigest() != want:
+            raise ModelError(f"{self.path}: contents do not match the sha256 in "
+                             f"{sidecar_path(self.path).name} (truncated, corrupt or replaced "
+                             "file; re-export or re-download both files)")
+        self.threads = int(threads) if threads else (os.cpu_count() or 1)
+        self.requested_device = device
+        self.fp16 = False
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.intra_op_num_threads = self.threads
+        so.inter_op_num_threads = 1
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        self.session = self._make_session(ort, data, so, device, fp16)
+        self.provider = self.session.get_providers()[0]
+        self.on_gpu = self.provider != "CPUExecutionProvider"
+        self._check_io()
+        if batch_sizes is None:
+            batch_sizes = GPU_BATCH_SIZES if self.on_gpu else ()
+        self.batch_sizes = tuple(sorted({int(b) for b in batch_sizes if int(b) > 0}))
+        self.iobinding = self.on_gpu if iobinding is None else bool(iobinding)
+        self._device_type = "cuda" if self.on_gpu else "cpu"
+        self._pad: dict[tuple, np.ndarray] = {}
+        self._warm_up(warmup_size)
+
+    # -- construction -----------------------------------------------------------------------
+    def _make_session(self, ort, data: bytes, so, device: str, fp16: bool):
+        available = ort.get_available_providers()
+        cpu = ["CPUExecutionProvider"]
+        cuda_opts = {"cudnn_conv_use_max_workspace": "1", "do_copy_in_default_stream": "1"}
+        if device == "cpu":
+            providers = cpu
+        elif device == "tensorrt":
+            cache = self.path.parent / ".trt_cache"
+            trt = {"trt_fp16_enable": "True" if fp16 else "False",
+                   "trt_engine_cache_enable": "True", "trt_engine_cache_path": str(cache),
+                   "trt_profile_min_shapes": f"planes:1x{NUM_PLANES}x5x5",
+                   "trt_profile_opt_shapes": f"planes:64x{NUM_PLANES}x9x9",
+                   "trt_profile_max_shapes": f"planes:256x{NUM_PLANES}x19x19"}
+            providers = [("TensorrtExecutionProvider", trt), ("CUDAExecutionProvider", cuda_opts)]
+            providers += cpu
+        elif device == "cuda" or "CUDAExecutionProvider" in available:
+            providers = [("CUDAExecutionProvider", cuda_opts)] + cpu
+        else:
+            providers = cpu
+        gpu_wanted = providers != cpu
+        if gpu_wanted and fp16 and device != "tensorrt":
+            data = self._to_fp16(data)
+        try:
+            with _quiet_provider_probe() if gpu_wanted else contextlib.nullcontext():
+                sess = ort.InferenceSession(data, so, providers=providers)
+        except Exception as e:  # onnxruntime raises its own exception types
+            if gpu_wanted:
+                if device != "auto":
+                    warnings.warn(f"nogobot: could not create a {device} session for "
+                                  f"{self.path.name} ({str(e).strip()[:200]}); trying the CPU",
+                                  ProviderFallbackWarning, stacklevel=3)
+                return self._make_session(ort, self.path.read_bytes(), so, "cpu", False)
+            raise ModelError(f"{self.path}: not a valid ONNX model for onnxruntime "
+                             f"({type(e).__name__}: {str(e).strip()[:300]})") from None
+        sess.disable_fallback()  # a failing GPU run must raise, not print on stdout and retry
+        got = sess.get_providers()[0]
+        if device in ("cuda", "tensorrt") and got == "CPUExecutionProvider":
+            libs = "CUDA/cuDNN/TensorRT" if device == "tensorrt" else "CUDA/cuDNN"
+            warnings.warn(
+                f"nogobot: device {device!r} requested for {self.path.name} but onnxruntime "
+                f"could not create it (no GPU, or {libs} libraries missing; available: "
+                f"{', '.join(available)}); running on the CPU",
+                ProviderFallbackWarning, stacklevel=3)
+        elif device == "tensorrt" and got != "TensorrtExecutionProvider":
+            warnings.warn(f"nogobot: TensorRT unavailable for {self.path.name}; using {got}",
+                          ProviderFallbackWarning, stacklevel=3)
+        self.fp16 = bool(fp16) and got != "CPUExecutionProvider"
+        if fp16 and got == "CPUExecutionProvider" and device != "cpu":
+            # The fp16 graph (if converted) is not what we want on the CPU: rebuild in fp32.
+            return self._make_session(ort, self.path.read_bytes(), so, "cpu", False)
+        return sess
+
+    def _to_fp16(self, data: bytes) -> bytes:
+        """fp16 graph with fp32 inputs/outputs for the CUDA provider (needs the onnx package)."""
+        try:
+            import onnx
+            from onnxruntime.transformers.float16 import convert_float_to_float16
+        except ImportError:
+            warnings.warn("nogobot: fp16 needs the onnx package (train extra); using fp32",
+                          ProviderFallbackWarning, stacklevel=4)
+            return data
+        model = convert_float_to_float16(onnx.load_from_string(data), keep_io_types=True)
+        return model.SerializeToString()
+
+    def _check_io(self) -> None:
+        inputs = self.session.get_inputs()
+        if len(inputs) != 1 or inputs[0].name != "planes" or len(inputs[0].shape) != 4:
+            raise ModelError(f"{self.path}: expected one input 'planes' [B, C, H, W], found "
+                             f"{[(i.name, i.shape) for i in inputs]}")
+        c = inputs[0].shape[1]
+        if isinstance(c, int) and c != NUM_PLANES:
+            raise ModelError(f"{self.path}: the graph takes {c} planes, feature version "
+                             f"{FEATURE_VERSION} has {NUM_PLANES}")
+        names = [o.name for o in self.session.get_outputs()]
+        missing = [n for n in OUTPUT_NAMES if n not in names]
+        if missing:
+            raise ModelError(f"{self.path}: outputs {missing} missing (has {names})")
+
+    def _warm_up(self, size: int) -> None:
+        """First runs allocate and pick kernels; do them now, not during the first move."""
+        for b in self.batch_sizes or (1,):
+            self.evaluate(np.zeros((b, NUM_PLANES, size, size), np.float32))
+
+    # -- running ----------------------------------------------------------------------------
+    def _run(self, x: np.ndarray) -> list[np.ndarray]:
+        if self.iobinding:
+            io = self.session.io_binding()
+            io.bind_cpu_input("planes", x)
+            for name in OUTPUT_NAMES:
+                io.bind_output(name, self._device_type)
+            self.session.run_with_iobinding(io)
+            return io.copy_outputs_to_cpu()
+        return self.session.run(OUTPUT_NAMES, {"planes": x})
+
+    def _run_padded(self, x: np.ndarray) -> list[np.ndarray]:
+        """Run at the smallest fixed batch size >= B (in chunks of the largest one)."""
+        b = x.shape[0]
+        top = self.batch_sizes[-1]
+        if b > top:
+            parts = [self._run_padded(x[i:i + top]) for i in range(0, b, top)]
+            return [np.concatenate(p) for p in zip(*parts)]
+        size = next(s for s in self.batch_sizes if s >= b)
+        if size == b:
+            return self._run(x)
+        key = (size,) + x.shape[1:]
+        buf = self._pad.get(key)
+        if buf is None:
+            buf = self._pad[key] = np.zeros(key, np.float32)
+        buf[:b] = x
+        return [o[:b] for o in self._run(buf)]
+
+    def evaluate(self, planes: np.ndarray) -> Evaluation:
+        x = _check_planes(planes)
+        b, _, h, w = x.shape
+        if b == 0:
+            return Evaluation(np.zeros((0, h * w), np.float32), np.zeros(0, np.float32),
+                              np.zeros((0, h, w), np.float32), np.zeros(0, np.float32))
+        outs = self._run_padded(x) if self.batch_sizes else self._run(x)
+        pol, val, dom, score = (np.asarray(o, dtype=np.float32) for o in outs)
+        return Evaluation(pol.reshape(b, h * w), val.reshape(b), dom.reshape(b, h, w),
+                          score.reshape(b))
+
+    def describe(self) -> str:
+        dev = self.provider.replace("ExecutionProvider", "")
+        extra = f", {self.threads} threads" if not self.on_gpu else (", fp16" if self.fp16 else "")
+        return f"{self.name} ({dev}{extra})"
+
+
+def load_evaluator(path=None, **kwargs) -> Evaluator:
+    """The evaluator for ``path`` (default: the default model). An explicit path must load
+    (ModelError otherwise); a missing *default* model falls back to UniformEvaluator with a
+    warning on stderr, so the engine still plays."""
+    if path is None:
+        path = default_model_path()
+        if not Path(path).is_file():
+            print(f"nogobot: no default model at {path}; using the uniform evaluator",
+                  file=sys.stderr)
+            return UniformEvaluator()
+    return OnnxEvaluator(path, **kwargs)
+

@@ -1,0 +1,412 @@
+"""Run a tournament: schedule, pre-flight check, parallel games, resume, progress and summary.
+
+Design decisions:
+
+* **A fresh engine process per game** (per colour). This is the simplest way to get a clean
+  state, and it makes crash recovery automatic: a crashed or hung engine loses that game and the
+  next game starts a new process. Start-up is not on the clock (the clock starts at the first
+  ``genmove``), and engines get ``startup_timeout`` to answer their first command.
+* **Parallelism** is games on threads (``--jobs``); the engines are subprocesses, so threads are
+  enough. Each engine gets ``threads`` (default 1) in OMP/NUMBA/MKL/OPENBLAS_NUM_THREADS so that
+  jobs × threads can be kept within the cores.
+* **Resume:** results.jsonl is appended game by game (see results.py); rerunning the same spec
+  with the same ``--out`` plays only the games that have no line yet. Games in flight when the
+  harness was killed are replayed from scratch.
+* **Pre-flight:** before any game, every engine is started once and must answer
+  ``protocol_version`` and accept ``boardsize``; otherwise nothing is played.
+
+Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl``,
+``sgf/<game id>.sgf``, ``logs/<game id>-B.log`` / ``-W.log`` (engine stderr), ``standings.txt``,
+``summary.json`` and, with ``--plot``, ``standings.png``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import io
+import json
+import os
+import signal
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from .gtp_client import EngineError, GtpProcess
+from .records import game_sgf, write_atomic
+from .referee import EngineConfig, GameResult, Interrupted, Referee
+from .results import (PAIRING_HEADER, STANDINGS_HEADER, ResultsLog, Standings,
+                      compute_standings, loss_reasons_text, pairing_rows, standings_rows,
+                      summary_dict)
+from .spec import TournamentSpec
+
+
+class TournamentError(Exception):
+    """Bad input discovered before any game was played (message is for the user)."""
+
+
+@dataclass(frozen=True)
+class GameTask:
+    a: str
+    b: str
+    k: int  # index within the pairing; a is black when k is even
+
+    @property
+    def black(self) -> str:
+        return self.a if self.k % 2 == 0 else self.b
+
+    @property
+    def white(self) -> str:
+        return self.b if self.k % 2 == 0 else self.a
+
+    @property
+    def key(self) -> list:
+        return [self.a, self.b, self.k]
+
+    @property
+    def game_id(self) -> str:
+        return f"{self.k + 1:03d}-{self.a}-vs-{self.b}"
+
+
+def schedule(spec: TournamentSpec, games: int) -> list[GameTask]:
+    """Round k of every pairing before round k+1, so a partial tournament stays balanced."""
+    return [GameTask(a, b, k) for k in range(games) for a, b in spec.pairings()]
+
+
+def default_out(spec: TournamentSpec) -> Path:
+    return Path("tournaments") / "results" / spec.name
+
+
+# ------------------------------------------------------------------------------------------
+# Checks before any game
+# ------------------------------------------------------------------------------------------
+
+
+def preflight(spec: TournamentSpec, names: list[str], jobs: int) -> None:
+    """Start each engine once; raise TournamentError listing every engine that fails."""
+
+    def check(name: str) -> str | None:
+        e = spec.engines[name]
+        with tempfile.NamedTemporaryFile(prefix=f"nogobot-{name}-", suffix=".log") as log:
+            try:
+                eng = GtpProcess(e.argv, name=name, cwd=e.cwd, env=e.environment(),
+                                 stderr_path=log.name)
+            except EngineError as err:
+                return f"engine {name!r} ({e.command}) does not start: {err}"
+            try:
+                ok, _, _ = eng.command("protocol_version", spec.startup_timeout)
+                ok, text, _ = eng.command(f"boardsize {spec.board_size}", spec.command_timeout)
+                if not ok:
+                    return (f"engine {name!r} ({e.command}) refuses boardsize "
+                            f"{spec.board_size}: {text}")
+                eng.command("clear_board", spec.command_timeout)
+                return None
+            except EngineError as err:
+                return f"engine {name!r} ({e.command}) failed its start-up check: {err}"
+            finally:
+                eng.close(grace=2.0)
+
+    with cf.ThreadPoolExecutor(max_workers=max(1, min(jobs, len(names)))) as pool:
+        problems = [p for p in pool.map(check, names) if p]
+    if problems:
+        raise TournamentError("\n".join(problems))
+
+
+def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) -> None:
+    """Refuse to mix results of a different engine command or board size into this run."""
+    for r in records:
+        if r.get("size") != spec.board_size:
+            raise TournamentError(
+                f"{results_path} holds games on a {r.get('size')}x{r.get('size')} board but the "
+                f"spec says {spec.board_size}; use another --out")
+        for colour in ("black", "white"):
+            name = r[colour]
+            cmd = r.get("commands", {}).get(colour)
+            if name in spec.engines and cmd is not None and cmd != spec.engines[name].command:
+                raise TournamentError(
+                    f"{results_path}: engine {name!r} played earlier games as {cmd!r}, but the "
+                    f"spec now says {spec.engines[name].command!r}; use another --out (or "
+                    "restore the command) so results are not mixed")
+
+
+# ------------------------------------------------------------------------------------------
+# Display
+# ------------------------------------------------------------------------------------------
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    t = Table(title=title, title_justify="left", show_lines=False)
+    for h in header:
+        t.add_column(h, justify="left" if h in ("engine", PAIRING_HEADER[0]) else "right",
+                     no_wrap=True)
+    for r in rows:
+        t.add_row(*r)
+    return t
+
+
+def render_summary(spec: TournamentSpec, st: Standings) -> Group:
+    parts = []
+    head = (f"{spec.name}: {st.total} games, {spec.board_size}x{spec.board_size}, "
+            f"{spec.time.describe()}; black won {st.black_wins}/{st.total}, "
+            f"mean {st.mean_plies:.1f} plies")
+    parts.append(Text(head, style="bold"))
+    parts.append(_table("Standings (Elo: Bradley-Terry MLE, anchored on "
+                        f"{spec.anchor} = {spec.anchor_elo:g})", STANDINGS_HEADER,
+                        standings_rows(st)))
+    if st.ratings is not None and st.ratings.prior:
+        parts.append(Text(f"note: some records are perfect, so each pairing got "
+                          f"{st.ratings.prior:g} virtual draw(s) to keep ratings finite",
+                          style="yellow"))
+    parts.append(_table("Pairings", PAIRING_HEADER, pairing_rows(st)))
+    reasons = ", ".join(f"{r} {c}" for r, c in st.reasons.most_common())
+    parts.append(Text(f"game ends: {reasons or '-'}"))
+    parts.append(Text(f"how each engine lost: {loss_reasons_text(st) or '-'}"))
+    return Group(*parts)
+
+
+def summary_text(spec: TournamentSpec, st: Standings) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=160, color_system=None, force_terminal=False).print(
+        render_summary(spec, st))
+    return buf.getvalue()
+
+
+def plot_standings(spec: TournamentSpec, st: Standings, path: Path) -> str | None:
+    """standings.png; returns an error message instead if matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ("--plot needs matplotlib, which is not installed "
+                "(pip install matplotlib, or the train extra); the tables are unaffected")
+    if st.ratings is None:
+        return "no finished games to plot"
+    order = [n for n in st.order() if st.ratings.elo[n] == st.ratings.elo[n]][::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(order) + 1.5))
+    ax.errorbar([st.ratings.elo[n] for n in order], range(len(order)),
+                xerr=[st.ratings.ci95[n] for n in order], fmt="o", capsize=4)
+    ax.set_yticks(range(len(order)), order)
+    ax.set_xlabel(f"Elo (95% interval), anchor {spec.anchor} = {spec.anchor_elo:g}")
+    ax.set_title(f"{spec.name}: {st.total} games")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None
+
+
+class LiveView:
+    """What a terminal shows while games run: progress, running games, current score."""
+
+    def __init__(self, spec: TournamentSpec, total: int, done: int):
+        self.spec = spec
+        self.total, self.done = total, done
+        self.running: dict[str, dict] = {}
+        self.score: dict[str, list[int]] = {n: [0, 0] for n in spec.engines}
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+        self.started_done = done
+
+    def __rich__(self):
+        with self.lock:
+            elapsed = time.monotonic() - self.t0
+            played = self.done - self.started_done
+            eta = ""
+            if played:
+                left = (self.total - self.done) * elapsed / played
+                eta = f", about {left / 60:.1f} min left"
+            head = Text(f"{self.spec.name}: {self.done}/{self.total} games done, "
+                        f"{len(self.running)} running, {elapsed:.0f} s{eta}", style="bold")
+            t = Table(show_header=True, header_style="dim", box=None)
+            for h in ("game", "black", "white", "ply", "B clock", "W clock"):
+                t.add_column(h)
+            for gid, r in sorted(self.running.items()):
+                t.add_row(gid, r["black"], r["white"], str(r["ply"]), r["clocks"][0],
+                          r["clocks"][1])
+            score = "  ".join(f"{n} {w}-{l}" for n, (w, l) in self.score.items())
+            return Group(head, t, Text(f"score: {score}", style="dim"))
+
+
+# ------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------
+
+
+def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: str) -> dict:
+    return {
+        "key": task.key, "id": task.game_id, "black": res.black, "white": res.white,
+        "winner": "B" if res.winner == 1 else "W", "result": res.result, "reason": res.reason,
+        "detail": res.detail, "plies": len(res.moves), "moves": res.moves, "times": res.times,
+        "clock_left": res.clock_left, "size": res.size, "time_control": spec.time.describe(),
+        "started": res.started, "duration": res.duration, "sgf": sgf_rel,
+        "commands": {"black": spec.engines[res.black].command,
+                     "white": spec.engines[res.white].command},
+    }
+
+
+def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int | None = None,
+                   games: int | None = None, plot: bool = False, report_only: bool = False,
+                   check: bool = True, console: Console | None = None) -> int:
+    """Play every missing game of ``spec``; print and write the summary. Returns an exit code.
+
+    Raises TournamentError for problems found before any game starts."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=140)  # a log file or pipe: room for the tables
+    out = Path(out) if out is not None else default_out(spec)
+    jobs = jobs or spec.jobs
+    games = games or spec.games
+    names = list(spec.engines)
+    results = ResultsLog(out / "results.jsonl")
+    records = results.load() if results.path.exists() else []
+    check_resume(spec, records, results.path)
+    tasks = schedule(spec, games)
+    done_keys = {tuple(r["key"]) for r in records if "key" in r}
+    todo = [t for t in tasks if tuple(t.key) not in done_keys]
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            console.print("[yellow]warning:[/] --plot needs matplotlib, which is not installed; "
+                          "the tables will still be written")
+    if report_only or not todo:
+        if not report_only:
+            console.print(f"all {len(tasks)} games of {spec.name} are already in {results.path}")
+        return _finish(spec, records, names, out, plot, console)
+    busy = jobs * max(spec.engines[n].threads for n in names)
+    if busy > (os.cpu_count() or 1):
+        console.print(f"[yellow]note:[/] {jobs} jobs x up to "
+                      f"{max(spec.engines[n].threads for n in names)} threads per engine > "
+                      f"{os.cpu_count()} cores; timed games may suffer")
+    if check:
+        used = sorted({n for t in todo for n in (t.a, t.b)}, key=names.index)
+        console.print(f"checking {len(used)} engines...")
+        preflight(spec, used, jobs)
+    (out / "sgf").mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    if records:
+        console.print(f"resuming: {len(tasks) - len(todo)} of {len(tasks)} games already "
+                      f"played ({results.path})")
+    return _play_all(spec, todo, len(tasks), records, results, out, jobs, names, plot, console)
+
+
+def _play_all(spec, todo, total, records, results, out, jobs, names, plot, console) -> int:
+    stop = threading.Event()
+    live_engines: set = set()
+    live_lock = threading.Lock()
+    view = LiveView(spec, total, total - len(todo))
+    for r in records:
+        if r["black"] in view.score and r["white"] in view.score:
+            win, lose = (r["black"], r["white"]) if r["winner"] == "B" else (r["white"],
+                                                                            r["black"])
+            view.score[win][0] += 1
+            view.score[lose][1] += 1
+    new_records: list[dict] = []
+
+    def play(task: GameTask) -> dict | None:
+        if stop.is_set():
+            return None
+        gid = task.game_id
+        with view.lock:
+            view.running[gid] = {"black": task.black, "white": task.white, "ply": 0,
+                                 "clocks": ("-", "-")}
+
+        def on_move(res: GameResult, clocks: dict) -> None:
+            with view.lock:
+                view.running[gid]["ply"] = len(res.moves)
+                view.running[gid]["clocks"] = (clocks[1], clocks[2])
+
+        cfg = {n: EngineConfig(n, spec.engines[n].argv, spec.engines[n].cwd,
+                               spec.engines[n].environment()) for n in (task.black, task.white)}
+        ref = Referee(cfg[task.black], cfg[task.white], size=spec.board_size, time=spec.time,
+                      startup_timeout=spec.startup_timeout,
+                      command_timeout=spec.command_timeout, log_dir=out / "logs", game_id=gid,
+                      stop=stop, on_move=on_move, live=live_engines, live_lock=live_lock)
+        try:
+            res = ref.play()
+        except Interrupted:
+            return None
+        finally:
+            with view.lock:
+                view.running.pop(gid, None)
+        sgf_rel = f"sgf/{gid}.sgf"
+        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid, tc=spec.time))
+        rec = record_of(task, res, spec, sgf_rel)
+        results.append(rec)  # the commit point
+        with view.lock:
+            view.done += 1
+            view.score[res.winner_name][0] += 1
+            view.score[res.loser_name][1] += 1
+            n = view.done
+        console.print(f"[{n}/{total}] {gid}: {res.black} (B) vs {res.white} (W) -> "
+                      f"{res.result} {res.winner_name} ({res.reason}; {len(res.moves)} plies, "
+                      f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
+                                                  ("no_legal_move",) else ""),
+                      highlight=False, markup=False)
+        return rec
+
+    old_term = None
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+        old_term = signal.signal(signal.SIGTERM, on_term)
+    live = Live(view, console=console, refresh_per_second=4, transient=True) \
+        if console.is_terminal else None
+    pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="game")
+    interrupted = False
+    try:
+        if live is not None:
+            live.start()
+        futures = [pool.submit(play, t) for t in todo]
+        pending = set(futures)
+        while pending:
+            finished, pending = cf.wait(pending, timeout=0.25)
+            for f in finished:
+                rec = f.result()
+                if rec is not None:
+                    new_records.append(rec)
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()
+        with live_lock:
+            for eng in list(live_engines):
+                eng.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        pool.shutdown(wait=True)
+        if live is not None:
+            live.stop()
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+    all_records = records + new_records
+    if interrupted:
+        console.print(f"interrupted: {len(all_records)} finished games are saved in "
+                      f"{results.path}; run the same command again to resume")
+        _finish(spec, all_records, names, out, plot, console)
+        return 130
+    return _finish(spec, all_records, names, out, plot, console)
+
+
+def _finish(spec, records, names, out: Path, plot: bool, console: Console) -> int:
+    st = compute_standings(records, names, spec.anchor, spec.anchor_elo)
+    console.print(render_summary(spec, st))
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "standings.txt", summary_text(spec, st))
+    write_atomic(out / "summary.json", json.dumps(summary_dict(st), indent=1, default=list))
+    console.print(f"results: {out / 'results.jsonl'}; table: {out / 'standings.txt'}")
+    if plot:
+        problem = plot_standings(spec, st, out / "standings.png")
+        if problem:
+            console.print(f"[yellow]{problem}[/]")
+        else:
+            console.print(f"plot: {out / 'standings.png'}")
+    return 0

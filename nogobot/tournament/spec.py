@@ -1,0 +1,330 @@
+"""Tournament specs (YAML): schema, defaults, and errors that name the file, line and field.
+
+Example (every key but ``engines`` is optional)::
+
+    name: baselines            # default: the file name without .yaml
+    description: free text
+    board_size: 9              # 2..19
+    format: round_robin        # or gauntlet (then `gauntlet: NAME` plays everyone else)
+    games: 4                   # games per pairing; colours alternate (even = balanced)
+    jobs: 2                    # games in parallel (the --jobs option overrides)
+    threads: 1                 # default thread count per engine (OMP/NUMBA/MKL env vars)
+    anchor: random             # Elo anchor (default: the first engine), rated anchor_elo
+    anchor_elo: 0
+    time: {kind: per_move, seconds: 1, tolerance: 0.5}
+    # kinds: sudden_death {main}, byoyomi {main, period, stones}, per_move {seconds},
+    #        none {max_move}; all take tolerance (default 0.5 s)
+    startup_timeout: 120       # seconds for an engine's first reply (imports, JIT, networks)
+    command_timeout: 30        # seconds for any other untimed command (play, boardsize...)
+    engines:
+      random: nogobot agent random --seed 1        # a command line (shell-like quoting) ...
+      rollout:                                     # ... or a mapping
+        command: [nogobot, agent, rollout, --playouts, "1000"]
+        threads: 1
+        env: {SOME_VAR: value}
+        cwd: .
+
+A command starting with the word ``nogobot`` runs as ``<this python> -m nogobot``, so the
+engines use the same installation as the harness. Relative paths (``cwd``, script names) are
+relative to the directory the tournament is run from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .clock import KINDS, TimeControl
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", "jobs",
+            "threads", "anchor", "anchor_elo", "time", "startup_timeout", "command_timeout",
+            "engines"}
+TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
+ENGINE_KEYS = {"command", "threads", "env", "cwd"}
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message names file, line and field."""
+
+
+@dataclass
+class EngineSpec:
+    name: str
+    command: str  # as written (shown in tables, compared on resume)
+    argv: list[str]
+    threads: int = 1
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for var in THREAD_VARS:
+            env[var] = str(self.threads)
+        env.update(self.env)
+        return env
+
+
+@dataclass
+class TournamentSpec:
+    name: str
+    path: str
+    engines: dict[str, EngineSpec]
+    description: str = ""
+    board_size: int = 9
+    format: str = "round_robin"
+    gauntlet: str | None = None
+    games: int = 2
+    jobs: int = 1
+    anchor: str = ""
+    anchor_elo: float = 0.0
+    time: TimeControl = field(default_factory=TimeControl)
+    startup_timeout: float = 120.0
+    command_timeout: float = 30.0
+
+    def pairings(self) -> list[tuple[str, str]]:
+        """Engine pairs (a, b), a before b in name order (a is black in even-numbered games)."""
+        names = list(self.engines)
+        if self.format == "gauntlet":
+            g = self.gauntlet
+            return [tuple(sorted((g, n))) for n in names if n != g]
+        return [tuple(sorted((a, b))) for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def resolve_argv(argv: list[str]) -> list[str]:
+    """``nogobot ...`` -> ``<sys.executable> -m nogobot ...`` (same environment as the harness)."""
+    if argv and argv[0] == "nogobot":
+        return [sys.executable, "-m", "nogobot"] + argv[1:]
+    return argv
+
+
+class _Checker:
+    """Validates the loaded data while knowing where each value sits in the YAML text."""
+
+    def __init__(self, path: str, root: yaml.Node):
+        self.path = path
+        self.root = root
+
+    def node(self, keys: tuple) -> yaml.Node | None:
+        node = self.root
+        for k in keys:
+            if isinstance(node, yaml.MappingNode):
+                for kn, vn in node.value:
+                    if kn.value == k:
+                        node = vn
+                        break
+                else:
+                    return node
+            elif isinstance(node, yaml.SequenceNode) and isinstance(k, int) and k < len(
+                    node.value):
+                node = node.value[k]
+            else:
+                return node
+        return node
+
+    def error(self, keys: tuple, msg: str) -> SpecError:
+        node = self.node(keys)
+        line = f":{node.start_mark.line + 1}" if node is not None else ""
+        where = ".".join(str(k) for k in keys) or "(top level)"
+        return SpecError(f"{self.path}{line}: {where}: {msg}")
+
+    def key_error(self, keys: tuple, key: str, allowed: set[str]) -> SpecError:
+        parent = self.node(keys)
+        line = ""
+        if isinstance(parent, yaml.MappingNode):
+            for kn, _ in parent.value:
+                if kn.value == key:
+                    line = f":{kn.start_mark.line + 1}"
+        where = ".".join(str(k) for k in keys + (key,))
+        return SpecError(f"{self.path}{line}: {where}: unknown field (allowed: "
+                         f"{', '.join(sorted(allowed))})")
+
+    def duplicates(self, node: yaml.Node, keys: tuple = ()) -> None:
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for kn, vn in node.value:
+                if kn.value in seen:
+                    raise SpecError(f"{self.path}:{kn.start_mark.line + 1}: "
+                                    f"{'.'.join(map(str, keys + (kn.value,)))}: duplicate key")
+                seen.add(kn.value)
+                self.duplicates(vn, keys + (kn.value,))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, vn in enumerate(node.value):
+                self.duplicates(vn, keys + (i,))
+
+    def mapping(self, value, keys: tuple, allowed: set[str]) -> dict:
+        if not isinstance(value, dict):
+            raise self.error(keys, f"must be a mapping, not {_kind(value)}")
+        for k in value:
+            if k not in allowed:
+                raise self.key_error(keys, str(k), allowed)
+        return value
+
+    def number(self, d: dict, key: str, keys: tuple, default, *, integer: bool = False,
+               lo: float | None = None, hi: float | None = None, positive: bool = False):
+        if key not in d or d[key] is None:
+            return default
+        v = d[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not
+                                                                       isinstance(v, int)):
+            raise self.error(keys + (key,), f"must be {'an integer' if integer else 'a number'}"
+                             f", not {_kind(v)} {v!r}")
+        if positive and v <= 0:
+            raise self.error(keys + (key,), f"must be > 0, not {v}")
+        if lo is not None and v < lo or hi is not None and v > hi:
+            rng = f"{lo:g}..{hi:g}" if hi is not None else f">= {lo:g}"
+            raise self.error(keys + (key,), f"must be {rng}, not {v}")
+        return v
+
+    def string(self, d: dict, key: str, keys: tuple, default, choices=None):
+        if key not in d or d[key] is None:
+            return default
+        v = d[key]
+        if not isinstance(v, str):
+            raise self.error(keys + (key,), f"must be a string, not {_kind(v)}")
+        if choices is not None and v not in choices:
+            raise self.error(keys + (key,), f"must be one of {', '.join(choices)}, not {v!r}")
+        return v
+
+
+def _kind(v) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
+            type(None): "empty"}.get(type(v), type(v).__name__)
+
+
+def load_spec(path: str | Path) -> TournamentSpec:
+    """Read and validate a spec; raises SpecError (or OSError if unreadable)."""
+    path = str(path)
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise SpecError(f"{path}{where}: YAML syntax error: {problem}") from None
+    return parse_spec(data, path, root)
+
+
+def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> TournamentSpec:
+    ck = _Checker(path, root if root is not None else yaml.compose(yaml.safe_dump(data)))
+    if root is not None:
+        ck.duplicates(root)
+    if data is None:
+        raise SpecError(f"{path}: the spec is empty")
+    d = ck.mapping(data, (), TOP_KEYS)
+    if "engines" not in d:
+        raise SpecError(f"{path}: engines: missing (a mapping of name -> command)")
+    threads = ck.number(d, "threads", (), 1, integer=True, lo=1)
+    engines = _engines(ck, d["engines"], threads)
+    name = ck.string(d, "name", (), Path(path).stem)
+    if not NAME_RE.match(name):
+        raise ck.error(("name",), f"{name!r}: use letters, digits, '_', '.', '+', '-'")
+    fmt = ck.string(d, "format", (), "round_robin", ("round_robin", "gauntlet"))
+    gauntlet = ck.string(d, "gauntlet", (), None)
+    if fmt == "gauntlet":
+        if gauntlet is None:
+            raise ck.error(("format",), "a gauntlet needs `gauntlet: ENGINE` (who plays all)")
+        if gauntlet not in engines:
+            raise ck.error(("gauntlet",), f"{gauntlet!r} is not one of the engines")
+    elif gauntlet is not None:
+        raise ck.error(("gauntlet",), "only used with `format: gauntlet`")
+    anchor = ck.string(d, "anchor", (), next(iter(engines)))
+    if anchor not in engines:
+        raise ck.error(("anchor",), f"{anchor!r} is not one of the engines "
+                       f"({', '.join(engines)})")
+    return TournamentSpec(
+        name=name, path=path, engines=engines,
+        description=ck.string(d, "description", (), ""),
+        board_size=ck.number(d, "board_size", (), 9, integer=True, lo=2, hi=19),
+        format=fmt, gauntlet=gauntlet,
+        games=ck.number(d, "games", (), 2, integer=True, lo=1),
+        jobs=ck.number(d, "jobs", (), 1, integer=True, lo=1),
+        anchor=anchor,
+        anchor_elo=float(ck.number(d, "anchor_elo", (), 0.0)),
+        time=_time(ck, d.get("time")),
+        startup_timeout=float(ck.number(d, "startup_timeout", (), 120.0, positive=True)),
+        command_timeout=float(ck.number(d, "command_timeout", (), 30.0, positive=True)),
+    )
+
+
+def _time(ck: _Checker, value) -> TimeControl:
+    keys = ("time",)
+    if value is None:
+        return TimeControl("none")
+    t = ck.mapping(value, keys, TIME_KEYS)
+    kind = ck.string(t, "kind", keys, None, KINDS)
+    if kind is None:
+        raise ck.error(keys, f"missing `kind` (one of {', '.join(KINDS)})")
+    need = {"sudden_death": {"main"}, "byoyomi": {"main", "period"}, "per_move": {"seconds"},
+            "none": set()}[kind]
+    allowed = need | {"kind", "tolerance"} | ({"stones"} if kind == "byoyomi" else set()) | (
+        {"max_move"} if kind == "none" else set())
+    for k in t:
+        if k not in allowed:
+            raise ck.error(keys + (k,), f"not used with kind {kind} (it takes: "
+                           f"{', '.join(sorted(allowed - {'kind'}))})")
+    for k in need:
+        if k not in t:
+            raise ck.error(keys, f"kind {kind} needs `{k}`")
+    tol = float(ck.number(t, "tolerance", keys, 0.5, lo=0))
+    if kind == "sudden_death":
+        return TimeControl.sudden_death(float(ck.number(t, "main", keys, 0, positive=True)), tol)
+    if kind == "per_move":
+        return TimeControl.per_move(float(ck.number(t, "seconds", keys, 0, positive=True)), tol)
+    if kind == "byoyomi":
+        return TimeControl("byoyomi", float(ck.number(t, "main", keys, 0, lo=0)),
+                           float(ck.number(t, "period", keys, 0, positive=True)),
+                           int(ck.number(t, "stones", keys, 1, integer=True, lo=1)), tol)
+    return TimeControl("none", tolerance=tol,
+                       max_move=float(ck.number(t, "max_move", keys, 600.0, positive=True)))
+
+
+def _engines(ck: _Checker, value, default_threads: int) -> dict[str, EngineSpec]:
+    keys = ("engines",)
+    if not isinstance(value, dict) or not value:
+        raise ck.error(keys, "must be a non-empty mapping of name -> command")
+    out: dict[str, EngineSpec] = {}
+    for name, e in value.items():
+        name = str(name)
+        ek = keys + (name,)
+        if not NAME_RE.match(name):
+            raise ck.error(ek, "engine names use letters, digits, '_', '.', '+', '-'")
+        if isinstance(e, (str, list)):
+            e = {"command": e}
+        e = ck.mapping(e, ek, ENGINE_KEYS)
+        cmd = e.get("command")
+        if isinstance(cmd, str):
+            try:
+                argv = shlex.split(cmd)
+            except ValueError as err:
+                raise ck.error(ek + ("command",), f"cannot split the command line: {err}")
+            text = cmd
+        elif isinstance(cmd, list) and all(isinstance(a, (str, int, float)) for a in cmd):
+            argv = [str(a) for a in cmd]
+            text = shlex.join(argv)
+        else:
+            raise ck.error(ek + ("command",), "must be a command line or a list of arguments")
+        if not argv:
+            raise ck.error(ek + ("command",), "is empty")
+        env = e.get("env") or {}
+        if not isinstance(env, dict):
+            raise ck.error(ek + ("env",), "must be a mapping of variable -> value")
+        cwd = ck.string(e, "cwd", ek, None)
+        if cwd is not None and not Path(cwd).is_dir():
+            raise ck.error(ek + ("cwd",), f"{cwd!r} is not a directory")
+        out[name] = EngineSpec(
+            name=name, command=text, argv=resolve_argv(argv),
+            threads=int(ck.number(e, "threads", ek, default_threads, integer=True, lo=1)),
+            env={str(k): str(v) for k, v in env.items()}, cwd=cwd)
+    if len(out) < 2:
+        raise ck.error(keys, "a tournament needs at least two engines")
+    return out

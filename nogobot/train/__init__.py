@@ -1,0 +1,6 @@
+"""Training side of nogobot (needs the ``train`` extra: torch, onnx).
+
+The engine never imports this package. ``model.py`` is the only definition of the network
+architecture; ``export.py`` turns a checkpoint into the ONNX model + YAML sidecar the engine loads;
+``bootstrap.py`` trains the small default model from cheap greedy self-play.
+"""

@@ -1,0 +1,352 @@
+"""Train the small default model from cheap greedy self-play (one script, a few minutes, 1 thread).
+
+    python -m nogobot.train.bootstrap --out models/nogobot-b6c32-boot.onnx --minutes 9
+
+1. **Data.** A one-ply *mobility* player plays itself (numba): each legal move is tried and scored
+   (own legal moves − opponent legal moves afterwards; +1000 if the opponent is left with none,
+   −1000 if we are); it plays from softmax(score / T). The first few moves of each game are
+   uniformly random so games differ. Every position records the input planes, the greedy
+   softmax (T = 1) as the policy target, the next two moves (auxiliary heads), and, once the game
+   ends, the result (value), the margin (score) and the final ownership (dominion) as defined in
+   DESIGN.md, all from the side to move.
+2. **Training.** AdamW with a cosine schedule on the NoGoZero+ multitask loss, a random board
+   symmetry per batch, one board size per batch, until the time budget runs out.
+3. **Export** (parity-checked) with the training summary and a quick strength measurement (the
+   net's raw policy, no search, vs the random and the greedy player) in the sidecar.
+
+This model only has to be better than nothing; the self-play loop (a later issue) replaces it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from numba import njit
+
+from ..board import BLACK, LAST, LAST2, META_LEN, NLEGAL_B, TO_MOVE, WHITE, _play, geometry
+from ..features import NUM_PLANES, fill_planes, transform_planes, transform_policy
+from .export import export_net
+from .model import NetConfig, build_model, multitask_loss, save_checkpoint
+
+WIN_SCORE = 1000.0
+
+
+@njit(cache=True)
+def _new_state(area, words):
+    stones = np.zeros(area, np.int8)
+    root = np.full(area, -1, np.int16)
+    nxt = np.full(area, -1, np.int16)
+    libs = np.zeros((area, words), np.uint64)
+    legal = np.zeros((3, area), np.bool_)
+    legal[1:] = True
+    meta = np.zeros(META_LEN, np.int64)
+    meta[TO_MOVE] = BLACK
+    meta[LAST] = -1
+    meta[LAST2] = -1
+    meta[NLEGAL_B] = area
+    meta[NLEGAL_B + 1] = area
+    return stones, root, nxt, libs, legal, meta
+
+
+@njit(cache=True)
+def greedy_scores(stones, root, nxt, libs, legal, meta, nbr, zob):
+    """One-ply mobility score of every point for the side to move (-inf where illegal)."""
+    area = stones.shape[0]
+    c = meta[TO_MOVE]
+    out = np.full(area, -np.inf)
+    s2, r2, n2, l2, g2, m2 = (stones.copy(), root.copy(), nxt.copy(), libs.copy(),
+                              legal.copy(), meta.copy())
+    for p in range(area):
+        if not legal[c, p]:
+            continue
+        s2[:] = stones
+        r2[:] = root
+        n2[:] = nxt
+        l2[:] = libs
+        g2[:] = legal
+        m2[:] = meta
+        _play(s2, r2, n2, l2, g2, m2, nbr, zob, p, c)
+        mine = m2[NLEGAL_B + c - 1]
+        theirs = m2[NLEGAL_B + 2 - c]
+        if theirs == 0:
+            out[p] = WIN_SCORE
+        elif mine == 0:
+            out[p] = -WIN_SCORE
+        else:
+            out[p] = mine - theirs
+    return out
+
+
+@njit(cache=True)
+def _softmax(scores, temp):
+    m = np.max(scores)
+    e = np.exp((scores - m) / temp)
+    return e / np.sum(e)
+
+
+@njit(cache=True)
+def _sample(dist):
+    u = np.random.random()
+    acc = 0.0
+    last = 0
+    for p in range(dist.shape[0]):
+        if dist[p] > 0:
+            last = p
+            acc += dist[p]
+            if u < acc:
+                return p
+    return last
+
+
+@njit(cache=True)
+def play_game(size, nbr, zob, words, n_random, temp, planes, policy, moves):
+    """Greedy self-play game; fills planes/policy/moves per ply. Returns
+    (plies, winner, margin, ownership[P] with +1 black / -1 white / 0)."""
+    area = size * size
+    stones, root, nxt, libs, legal, meta = _new_state(area, words)
+    ply = 0
+    while True:
+        c = meta[TO_MOVE]
+        if meta[NLEGAL_B + c - 1] == 0:
+            break
+        fill_planes(stones, root, libs, legal, meta, size, planes[ply])
+        scores = greedy_scores(stones, root, nxt, libs, legal, meta, nbr, zob)
+        target = _softmax(scores, 1.0)
+        policy[ply] = target
+        if ply < n_random:
+            n = meta[NLEGAL_B + c - 1]
+            uni = np.zeros(area)
+            for p in range(area):
+                if legal[c, p]:
+                    uni[p] = 1.0 / n
+            p = _sample(uni)
+        else:
+            p = _sample(target if temp == 1.0 else _softmax(scores, temp))
+        _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
+        moves[ply] = p
+        ply += 1
+    loser = meta[TO_MOVE]
+    winner = 3 - loser
+    margin = meta[NLEGAL_B + winner - 1]
+    own = np.zeros(area, np.int8)
+    for p in range(area):
+        s = stones[p]
+        if s == BLACK:
+            own[p] = 1
+        elif s == WHITE:
+            own[p] = -1
+        elif legal[BLACK, p] and not legal[WHITE, p]:
+            own[p] = 1
+        elif legal[WHITE, p] and not legal[BLACK, p]:
+            own[p] = -1
+    return ply, winner, margin, own
+
+
+def generate(size: int, games: int, seed: int, n_random: int = 4) -> dict:
+    """Greedy self-play data for one board size, as compact arrays (planes stored as uint8)."""
+    geo = geometry(size)
+    area = size * size
+    np.random.seed(seed)  # numba's generator
+    rng = np.random.default_rng(seed)
+    cap = area + 1
+    g_planes = np.zeros((cap, NUM_PLANES, size, size), np.float32)
+    g_policy = np.zeros((cap, area), np.float64)
+    g_moves = np.zeros(cap, np.int64)
+    cols = {k: [] for k in ("planes", "policy", "aux", "value", "score", "dominion", "game")}
+    for g in range(games):
+        temp = float(rng.choice([0.5, 1.0, 2.0]))
+        plies, winner, margin, own = play_game(size, geo.nbr, geo.zobrist, geo.words, n_random,
+                                               temp, g_planes, g_policy, g_moves)
+        n = plies
+        to_move = np.where(np.arange(n) % 2 == 0, BLACK, WHITE)  # black first, alternate
+        sign = np.where(to_move == BLACK, 1, -1)
+        won = (to_move == winner)
+        cols["planes"].append(g_planes[:n].astype(np.uint8))
+        cols["policy"].append(g_policy[:n].astype(np.float16))
+        aux = np.full((n, 2), -1, np.int16)
+        for j in (1, 2):
+            aux[: max(n - j, 0), j - 1] = g_moves[j:n]
+        cols["aux"].append(aux)
+        cols["value"].append(won.astype(np.float32))
+        cols["score"].append(np.where(won, 1.0, -1.0) * min(int(margin), 5) / 5.0)
+        cols["dominion"].append((sign[:, None] * own[None, :]).reshape(n, size, size)
+                                .astype(np.int8))
+        cols["game"].append(np.full(n, g, np.int32))
+    return {k: np.concatenate(v) for k, v in cols.items()}
+
+
+def _batch(data: dict, idx: np.ndarray, k: int, size: int) -> dict:
+    """Torch tensors for positions ``idx`` under symmetry ``k``."""
+    area = size * size
+    pol = transform_policy(data["policy"][idx].astype(np.float32), k)
+    aux_idx = data["aux"][idx].astype(np.int64)
+    aux = np.zeros((len(idx), 2, area), np.float32)
+    mask = aux_idx >= 0
+    b, j = np.nonzero(mask)
+    aux[b, j, aux_idx[b, j]] = 1.0
+    return {
+        "planes": torch.from_numpy(transform_planes(data["planes"][idx].astype(np.float32), k)),
+        "policy": torch.from_numpy(pol),
+        "aux_policy": torch.from_numpy(transform_policy(aux, k)),
+        "aux_mask": torch.from_numpy(mask.astype(np.float32)),
+        "value": torch.from_numpy(data["value"][idx]),
+        "score": torch.from_numpy(data["score"][idx].astype(np.float32)),
+        "dominion": torch.from_numpy(transform_planes(data["dominion"][idx].astype(np.float32), k)),
+    }
+
+
+def evaluate_losses(model, data: dict, size: int, batch: int = 256) -> dict:
+    """Held-out losses plus policy top-1 agreement with the greedy target and value accuracy."""
+    model.eval()
+    n = len(data["value"])
+    sums: dict[str, float] = {}
+    top1 = vacc = 0.0
+    with torch.no_grad():
+        for i in range(0, n, batch):
+            idx = np.arange(i, min(i + batch, n))
+            t = _batch(data, idx, 0, size)
+            out = model(t["planes"])
+            _, terms = multitask_loss(out, t)
+            for key, v in terms.items():
+                sums[key] = sums.get(key, 0.0) + v * len(idx)
+            top1 += float((out["policy"].argmax(1) == t["policy"].argmax(1)).sum())
+            vacc += float(((out["value_logit"] > 0).float() == t["value"]).sum())
+    model.train()
+    res = {f"{k}_loss": round(v / n, 4) for k, v in sums.items()}
+    res.update(policy_top1=round(top1 / n, 4), value_accuracy=round(vacc / n, 4), positions=n)
+    return res
+
+
+def play_match(evaluator, opponent: str, size: int, games: int, seed: int) -> float:
+    """Win rate of the net's raw policy (argmax over legal moves) vs 'random' or 'greedy'."""
+    from ..board import Board
+    from ..inference import priors
+
+    geo = geometry(size)
+    rng = np.random.default_rng(seed)
+    wins = 0
+    for g in range(games):
+        b = Board(size)
+        net_colour = BLACK if g % 2 == 0 else WHITE
+        while not b.is_terminal():
+            if b.to_move == net_colour:
+                ev = evaluator.evaluate_boards([b])
+                p = int(np.argmax(priors(ev.policy_logits[0], b.legal_mask())))
+            elif opponent == "random":
+                p = int(rng.choice(b.legal_moves()))
+            else:
+                sc = greedy_scores(*b.arrays(), geo.nbr, geo.zobrist)
+                best = np.flatnonzero(sc == sc.max())
+                p = int(rng.choice(best))
+            b.play(p)
+        wins += b.winner() == net_colour
+    return wins / games
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="models/nogobot-b6c32-boot.onnx")
+    ap.add_argument("--checkpoint", default="runs/bootstrap/model.pt")
+    ap.add_argument("--blocks", type=int, default=6)
+    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--sizes", default="7,9,11")
+    ap.add_argument("--games", default="2000,3000,1000", help="games per size")
+    ap.add_argument("--minutes", type=float, default=8.0, help="training wall time")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--eval-games", type=int, default=100)
+    args = ap.parse_args(argv)
+
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    games = [int(g) for g in args.games.split(",")]
+    t0 = time.time()
+    train, val = {}, {}
+    for i, (size, n) in enumerate(zip(sizes, games)):
+        d = generate(size, n, seed=args.seed * 1000 + i)
+        hold = d["game"] >= int(n * 0.95)  # last 5% of the games: validation
+        train[size] = {k: v[~hold] for k, v in d.items()}
+        val[size] = {k: v[hold] for k, v in d.items()}
+        print(f"{size}x{size}: {n} games, {len(d['value'])} positions, "
+              f"black wins {np.mean(d['value'][d['planes'][:, 10, 0, 0] == 1]):.3f}", flush=True)
+    gen_seconds = time.time() - t0
+
+    cfg = NetConfig(blocks=args.blocks, channels=args.channels)
+    model = build_model(cfg)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    rng = np.random.default_rng(args.seed)
+    counts = np.array([len(train[s]["value"]) for s in sizes], np.float64)
+    budget = args.minutes * 60
+    t1 = time.time()
+    step = 0
+    samples = 0
+    while True:
+        frac = (time.time() - t1) / budget
+        if frac >= 1:
+            break
+        for grp in opt.param_groups:  # cosine decay over the wall-clock budget
+            grp["lr"] = args.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * frac)))
+        size = sizes[rng.choice(len(sizes), p=counts / counts.sum())]
+        idx = rng.integers(0, len(train[size]["value"]), args.batch)
+        t = _batch(train[size], idx, int(rng.integers(8)), size)
+        loss, terms = multitask_loss(model(t["planes"]), t)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        samples += args.batch
+        if step % 200 == 0:
+            print(f"step {step} ({time.time() - t1:.0f}s) loss {loss.item():.3f} "
+                  + " ".join(f"{k} {v:.3f}" for k, v in terms.items()), flush=True)
+    train_seconds = time.time() - t1
+    model.eval()
+    val_metrics = {f"{s}x{s}": evaluate_losses(model, val[s], s) for s in sizes}
+    print("validation:", val_metrics, flush=True)
+
+    training = {
+        "method": "supervised on greedy (one-ply mobility) self-play; see "
+                  "nogobot/train/bootstrap.py",
+        "command": "python -m nogobot.train.bootstrap "
+                   + " ".join(sys.argv[1:] if argv is None else argv),
+        "board_sizes": sizes,
+        "games": dict(zip([f"{s}x{s}" for s in sizes], games)),
+        "positions": int(sum(len(train[s]["value"]) for s in sizes)),
+        "data_generation_seconds": round(gen_seconds, 1),
+        "training_seconds": round(train_seconds, 1),
+        "steps": step,
+        "samples_seen": samples,
+        "batch": args.batch,
+        "optimizer": f"AdamW lr {args.lr} cosine, weight decay 1e-4",
+        "torch_threads": 1,
+        "seed": args.seed,
+        "validation": val_metrics,
+    }
+    save_checkpoint(args.checkpoint, model, training=training)
+    # Strength of the raw policy (no search): export to a scratch file, measure, then export
+    # for real with the figures in the sidecar.
+    from ..inference import OnnxEvaluator
+
+    scratch = Path(args.checkpoint).with_name(Path(args.checkpoint).stem + "-scratch.onnx")
+    export_net(model, scratch, training=training)
+    ev = OnnxEvaluator(scratch, device="cpu", threads=1)
+    strength = {"note": "raw policy argmax (no search), 9x9, colours alternate; greedy = the "
+                        "one-ply mobility player of bootstrap.py (argmax, random ties)"}
+    for opp in ("random", "greedy"):
+        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, args.eval_games, args.seed + 7)
+        strength[f"games_vs_{opp}"] = args.eval_games
+    print("strength:", strength, flush=True)
+    meta = export_net(model, args.out, training=training, strength=strength)
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes), parity "
+          f"{meta['export']['parity_max_abs_diff']:.2e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

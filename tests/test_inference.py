@@ -1,0 +1,265 @@
+"""The engine-side evaluators (nogobot.inference); no torch needed.
+
+Checks: masked-softmax priors; UniformEvaluator; the default model loads and honours the output
+contract on 7x7, 9x9 and 13x13; batched, padded (fixed batch sizes) and IOBinding runs agree with
+single runs; every bad model file (missing, empty, truncated, corrupt, sidecar missing / corrupt /
+of an unknown format / unknown feature version / wrong plane count) raises one ModelError naming
+the file; asking for CUDA or TensorRT where they cannot run warns on stderr and falls back to the
+CPU without printing on stdout; the inference module never imports torch. GPU tests skip when
+onnxruntime cannot create a CUDA session.
+"""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from nogobot.board import Board
+from nogobot.features import NUM_PLANES, board_planes, boards_planes
+from nogobot.inference import (
+    Evaluation, ModelError, OnnxEvaluator, ProviderFallbackWarning, UniformEvaluator,
+    default_model_path, load_evaluator, priors, read_sidecar,
+)
+
+
+def positions(size: int, count: int, seed: int = 0) -> list[Board]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        b = Board(size)
+        for _ in range(int(rng.integers(0, size * size // 2))):
+            if b.is_terminal():
+                break
+            b.play(int(rng.choice(b.legal_moves())))
+        out.append(b)
+    return out
+
+
+@pytest.fixture(scope="module")
+def model_path():
+    path = default_model_path()
+    assert path.is_file(), f"default model missing: {path}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def cpu_eval(model_path):
+    return OnnxEvaluator(model_path, device="cpu", threads=1)
+
+
+@pytest.fixture
+def model_copy(model_path, tmp_path):
+    """A private copy of the default model and its sidecar, to damage."""
+    dst = tmp_path / "m.onnx"
+    shutil.copy(model_path, dst)
+    shutil.copy(model_path.with_suffix(".yaml"), dst.with_suffix(".yaml"))
+    return dst
+
+
+def edit_sidecar(path, **changes):
+    side = path.with_suffix(".yaml")
+    meta = yaml.safe_load(side.read_text())
+    for k, v in changes.items():
+        if v is None:
+            meta.pop(k, None)
+        else:
+            meta[k] = v
+    side.write_text(yaml.safe_dump(meta))
+
+
+# -- priors and the uniform evaluator ---------------------------------------------------------
+
+def test_priors_masked_softmax():
+    logits = np.array([[1.0, 2.0, 3.0, 100.0], [0.0, 0.0, 0.0, 0.0], [5.0, 1.0, 1.0, 1.0]],
+                      dtype=np.float32)
+    mask = np.array([[1, 1, 1, 0], [0, 0, 0, 0], [0, 1, 1, 0]], dtype=bool)
+    p = priors(logits, mask)
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(p[0, :3], e / e.sum(), rtol=1e-6)
+    assert p[0, 3] == 0
+    assert np.all(p[1] == 0)  # no legal move: all zero, no NaN
+    np.testing.assert_allclose(p[2], [0, 0.5, 0.5, 0])
+    np.testing.assert_allclose(priors(logits[0], mask[0]), p[0])
+    with pytest.raises(ValueError):
+        priors(logits, mask[:, :3])
+
+
+def test_uniform_evaluator():
+    ev = UniformEvaluator()
+    out = ev.evaluate_boards(positions(7, 3))
+    assert isinstance(out, Evaluation)
+    assert out.policy_logits.shape == (3, 49) and np.all(out.policy_logits == 0)
+    assert np.all(out.value == 0.5) and out.dominion.shape == (3, 7, 7)
+    assert np.all(out.score == 0)
+    with pytest.raises(ValueError, match="planes"):
+        ev.evaluate(np.zeros((1, NUM_PLANES - 1, 7, 7), np.float32))
+
+
+# -- the default model ------------------------------------------------------------------------
+
+def test_default_model_sidecar(model_path):
+    meta = read_sidecar(model_path)
+    assert meta["planes"] == NUM_PLANES and meta["feature_version"] == 1
+    assert meta["training"] and meta["board_sizes_trained"]
+    assert model_path.stat().st_size < 2_000_000
+
+
+@pytest.mark.parametrize("size", [7, 9, 13])
+def test_output_contract(cpu_eval, size):
+    boards = positions(size, 4, seed=size)
+    out = cpu_eval.evaluate_boards(boards)
+    assert out.policy_logits.shape == (4, size * size)
+    assert out.value.shape == (4,) and out.score.shape == (4,)
+    assert out.dominion.shape == (4, size, size)
+    assert all(a.dtype == np.float32 for a in out)
+    assert np.all((out.value >= 0) & (out.value <= 1))
+    assert np.all(np.abs(out.dominion) <= 1) and np.all(np.abs(out.score) <= 5)
+    assert np.all(np.isfinite(out.policy_logits))
+
+
+def test_batch_equals_single_runs(cpu_eval):
+    boards = positions(9, 6, seed=3)
+    batch = cpu_eval.evaluate_boards(boards)
+    for i, b in enumerate(boards):
+        one = cpu_eval.evaluate(board_planes(b)[None])
+        for a, c in zip(batch, one):
+            np.testing.assert_allclose(a[i], c[0], atol=1e-5)
+    empty = cpu_eval.evaluate(np.zeros((0, NUM_PLANES, 9, 9), np.float32))
+    assert empty.policy_logits.shape == (0, 81)
+
+
+def test_padded_batches_and_iobinding_agree(model_path, cpu_eval):
+    planes = boards_planes(positions(9, 11, seed=4))
+    ref = cpu_eval.evaluate(planes)
+    padded = OnnxEvaluator(model_path, device="cpu", threads=1, batch_sizes=(4, 8),
+                           iobinding=True)
+    assert padded.batch_sizes == (4, 8)
+    for n in (1, 3, 8, 11):  # 11 > 8: chunks of 8, the rest padded to 4
+        out = padded.evaluate(planes[:n])
+        assert out.policy_logits.shape == (n, 81)
+        for a, c in zip(ref, out):
+            np.testing.assert_allclose(a[:n], c, atol=1e-5)
+
+
+def test_load_evaluator(model_path, tmp_path):
+    assert isinstance(load_evaluator(None, device="cpu", threads=1), OnnxEvaluator)
+    with pytest.raises(ModelError, match="nope.onnx"):
+        load_evaluator(tmp_path / "nope.onnx")
+
+
+# -- bad model files: one clear error naming the file -----------------------------------------
+
+def test_missing_model(tmp_path):
+    with pytest.raises(ModelError, match=r"missing\.onnx.*not found"):
+        OnnxEvaluator(tmp_path / "missing.onnx")
+
+
+def test_empty_model(model_copy):
+    model_copy.write_bytes(b"")
+    edit_sidecar(model_copy, sha256=None)
+    with pytest.raises(ModelError, match=r"m\.onnx.*empty"):
+        OnnxEvaluator(model_copy, device="cpu")
+
+
+def test_truncated_model_caught_by_checksum(model_copy):
+    data = model_copy.read_bytes()
+    model_copy.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match=r"m\.onnx.*sha256"):
+        OnnxEvaluator(model_copy, device="cpu")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupt_model_without_checksum(model_copy, damage):
+    data = model_copy.read_bytes()
+    model_copy.write_bytes(data[: len(data) // 3] if damage == "truncate" else b"\x08\xff" * 999)
+    edit_sidecar(model_copy, sha256=None)
+    with pytest.raises(ModelError, match=r"m\.onnx.*not a valid ONNX model"):
+        OnnxEvaluator(model_copy, device="cpu")
+
+
+def test_missing_sidecar(model_copy):
+    model_copy.with_suffix(".yaml").unlink()
+    with pytest.raises(ModelError, match=r"m\.onnx.*sidecar m\.yaml is missing"):
+        OnnxEvaluator(model_copy)
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("planes: [1, 2\n  bad: {", "not valid YAML"),
+    ("- just\n- a list\n", "not a YAML mapping"),
+])
+def test_corrupt_sidecar(model_copy, text, problem):
+    model_copy.with_suffix(".yaml").write_text(text)
+    with pytest.raises(ModelError, match=r"m\.yaml.*" + problem):
+        OnnxEvaluator(model_copy)
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"feature_version": 99}, "unknown feature version 99"),
+    ({"feature_version": None}, "unknown feature version None"),
+    ({"planes": 7}, "expects 7 input planes"),
+    ({"format_version": 42}, "unknown sidecar format_version 42"),
+])
+def test_incompatible_sidecar(model_copy, changes, problem):
+    edit_sidecar(model_copy, **changes)
+    with pytest.raises(ModelError, match=r"m\.(onnx|yaml).*" + problem):
+        OnnxEvaluator(model_copy)
+
+
+# -- provider selection -------------------------------------------------------------------------
+
+def _cuda_usable(model_path) -> bool:
+    ev = OnnxEvaluator(model_path, device="auto", threads=1)
+    return ev.on_gpu
+
+
+def test_bad_device_name(model_path):
+    with pytest.raises(ValueError, match="device"):
+        OnnxEvaluator(model_path, device="tpu")
+
+
+@pytest.mark.parametrize("device", ["cuda", "tensorrt"])
+def test_gpu_request_falls_back_to_cpu(model_path, capfd, device):
+    if _cuda_usable(model_path):
+        pytest.skip("a GPU is usable here: no fallback to test")
+    capfd.readouterr()
+    with pytest.warns(ProviderFallbackWarning, match=f"{device}.*running on the CPU"):
+        ev = OnnxEvaluator(model_path, device=device, threads=1, fp16=True)
+    assert ev.provider == "CPUExecutionProvider" and not ev.on_gpu and not ev.fp16
+    assert ev.batch_sizes == () and not ev.iobinding
+    out = ev.evaluate_boards(positions(9, 2))
+    assert out.policy_logits.shape == (2, 81)
+    captured = capfd.readouterr()
+    assert captured.out == ""  # onnxruntime's fallback notices must never reach stdout (GTP)
+
+
+def test_auto_is_silent_on_cpu(model_path, capfd):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ev = OnnxEvaluator(model_path, device="auto", threads=1)
+    assert capfd.readouterr().out == ""
+    assert ev.provider in ("CPUExecutionProvider", "CUDAExecutionProvider")
+
+
+def test_engine_never_imports_torch():
+    code = ("import sys, nogobot.inference, nogobot.features, nogobot.bench_nn; "
+            "e = nogobot.inference.load_evaluator(None, device='cpu', threads=1); "
+            "assert 'torch' not in sys.modules and 'nogobot.train' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(model_path, cpu_eval):
+    if not _cuda_usable(model_path):
+        pytest.skip("no usable CUDA provider")
+    gpu = OnnxEvaluator(model_path, device="cuda")
+    planes = boards_planes(positions(9, 5, seed=9))
+    for a, b in zip(cpu_eval.evaluate(planes), gpu.evaluate(planes)):
+        np.testing.assert_allclose(a, b, atol=1e-3)
+    half = OnnxEvaluator(model_path, device="cuda", fp16=True)
+    for a, b in zip(cpu_eval.evaluate(planes), half.evaluate(planes)):
+        np.testing.assert_allclose(a, b, atol=5e-2)
