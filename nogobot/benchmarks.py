@@ -69,3 +69,85 @@ def bench_rules(size: int = 9, seconds: float = 3.0, repeats: int = 5) -> dict:
     print(f"  speed-up {fast_rate / naive_rate:.1f}x; target >= 20,000 playouts/s on 9x9: "
           f"{'met' if fast_rate >= 20000 or size != 9 else 'NOT met'}")
     return {"playouts_per_s": fast_rate, "naive_playouts_per_s": naive_rate}
+
+
+def _bench_positions(size: int, count: int = 4) -> list:
+    """Fixed positions: the empty board and a seeded random game after ~1/8, 1/4, 3/8 of the
+    board is filled (openings and middle games, where the search spends its time)."""
+    import numpy as np
+
+    from .board import Board
+
+    rng = np.random.default_rng(20261121)
+    boards = [Board(size)]
+    game = Board(size)
+    for k in range(1, count):
+        while game.ply < k * size * size // 8 and not game.is_terminal():
+            game.play(int(rng.choice(game.legal_moves())))
+        boards.append(game.copy())
+    return boards
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def bench_search(model: str | None = None, device: str = "auto", threads: int | None = None,
+                 batch: int = 16, seconds: float = 5.0, size: int = 9,
+                 max_nodes: int | None = None) -> dict:
+    """Search playouts/s beside the raw network evaluations/s at the same batch size."""
+    import numpy as np
+
+    from .features import boards_planes
+    from .inference import load_evaluator
+    from .mcts import SearchConfig
+    from .player import SearchLimits, Searcher
+
+    evaluator = load_evaluator(model, device=device, threads=threads)
+    positions = _bench_positions(size)
+    print(f"nogobot bench search: {evaluator.describe()}, batch {batch}, {size}x{size}, "
+          f"{seconds:g} s per position ({machine_line()})")
+
+    # Raw network throughput on real positions at the same batch size.
+    planes = boards_planes([positions[i % len(positions)] for i in range(batch)])
+    evaluator.evaluate(planes)
+    raw = []
+    for _ in range(5):
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < min(1.0, seconds / 2):
+            evaluator.evaluate(planes)
+            n += batch
+        raw.append(n / (time.perf_counter() - t0))
+    raw_rate = statistics.median(raw)
+
+    cfg = SearchConfig(batch_size=batch, use_solver=False)
+    if max_nodes:
+        cfg.max_nodes = max_nodes
+    searcher = Searcher(evaluator, size, cfg, seed=0)
+    searcher.search(positions[0], SearchLimits(playouts=batch * 4))  # compile, warm up
+    rates, evals_rates = [], []
+    for board in positions:
+        searcher._reset()
+        r = searcher.search(board, SearchLimits(seconds=seconds))
+        rates.append(r.playouts / r.seconds)
+        evals_rates.append(r.nn_evals / r.seconds)
+        print(f"  position at ply {board.ply:3d}: {r.playouts / r.seconds:10,.0f} playouts/s "
+              f"({r.nn_evals / r.seconds:,.0f} network evals/s, {r.playouts:,} playouts, "
+              f"{searcher.tree.nodes:,} nodes, stop: {r.reason})")
+    rate = statistics.median(rates)
+    ratio = rate / raw_rate
+    target = 0.8 if "CPU" in evaluator.describe().upper() else 0.5
+    print(f"  search (median)          {rate:12,.0f} playouts/s")
+    print(f"  raw network, batch {batch:<4d} {raw_rate:12,.0f} evaluations/s "
+          f"(runs: {', '.join(f'{x:,.0f}' for x in raw)})")
+    print(f"  ratio search/raw          {ratio:12.2f}   (target >= {target})")
+    print(f"  playouts per 20 s move    {rate * 20:12,.0f}   (NoGoZero+ at CCGC 2020: 1,400-1,800)")
+    tree_mb = 2 * searcher.tree.nbytes() / 2**20
+    cache_mb = searcher.cache.nbytes() / 2**20
+    print(f"  memory bound: trees {tree_mb:,.0f} MB (2 x {cfg.max_nodes:,} nodes, reuse) + "
+          f"cache {cache_mb:,.0f} MB; the tree is recycled each move, so a 900 s game never "
+          f"exceeds this")
+    print(f"  peak RSS of this process {_peak_rss_mb():,.0f} MB")
+    return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio}

@@ -33,6 +33,24 @@ def bench_rules(size: int, seconds: float, repeats: int) -> None:
     run(size=size, seconds=seconds, repeats=repeats)
 
 
+@bench.command("search")
+@click.option("--model", default=None, help="ONNX model (default: the shipped model).")
+@click.option("--device", default="auto", show_default=True,
+              type=click.Choice(["auto", "cpu", "cuda", "tensorrt"]))
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="Network threads (default: all cores).")
+@click.option("--batch", default=16, show_default=True, type=click.IntRange(1, 1024),
+              help="Leaves per network call.")
+@click.option("--seconds", default=5.0, show_default=True, help="Search time per position.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
+def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
+    """Search playouts/s beside raw network evaluations/s, and playouts per 20 s move."""
+    from .benchmarks import bench_search
+
+    bench_search(model=model, device=device, threads=threads, batch=batch, seconds=seconds,
+                 size=size)
+
+
 # Subcommands added by other areas register below this line (keep each one thin).
 
 
@@ -159,7 +177,7 @@ def export_cmd(checkpoint: str, out: str, sizes: str, tol: float) -> None:
 @click.option("--threads", default=None, type=click.IntRange(min=1),
               help="onnxruntime intra-op threads (default: all cores).")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
-@click.option("--repeats", default=5, show_default=True, help="Timed groups; the median is shown.")
+@click.option("--repeats", default=7, show_default=True, help="Timed groups; the median is shown.")
 def bench_nn_cmd(model: str | None, device: str, threads: int | None, size: int,
                  repeats: int) -> None:
     """Network evaluations/s and latency at batch 1..256 vs the bare session.run."""

@@ -223,7 +223,8 @@ class Searcher:
             if stop is not None and stop.is_set():
                 reason = "interrupted"
                 break
-            if t.info[mcts.I_FULL] and did == 0:
+            if t.info[mcts.I_FULL]:
+                # More playouts would only re-value existing leaves; bank the time instead.
                 reason = "tree full"
                 break
             if should_stop is not None:
