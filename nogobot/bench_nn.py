@@ -22,20 +22,25 @@ from .inference import OnnxEvaluator, UniformEvaluator, default_model_path
 BATCHES = (1, 8, 32, 128, 256)
 
 
-def _median_seconds(fn, repeats: int, min_seconds: float) -> float:
-    """Median seconds per call of ``fn`` over ``repeats`` groups of about ``min_seconds`` each."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    n = max(1, int(min_seconds / one))
-    times = []
-    for _ in range(repeats):
+def _median_seconds(fns, repeats: int, min_seconds: float) -> list[float]:
+    """Median seconds per call of each function in ``fns``.
+
+    The functions are timed in interleaved groups (a, b, c, a, b, c, ...) of about
+    ``min_seconds`` each, so load from other processes affects all of them alike."""
+    counts = []
+    for fn in fns:
+        fn()
         t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n)
-    return float(np.median(times))
+        fn()
+        counts.append(max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7))))
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for i, (fn, n) in enumerate(zip(fns, counts)):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[i].append((time.perf_counter() - t0) / n)
+    return [float(np.median(t)) for t in times]
 
 
 def sample_planes(size: int, count: int, seed: int = 0) -> np.ndarray:
@@ -68,7 +73,7 @@ def machine_line(ev: OnnxEvaluator) -> str:
 
 
 def bench_nn(model=None, device: str = "cpu", threads: int | None = None, size: int = 9,
-             batches=BATCHES, repeats: int = 5, seconds: float = 0.3, echo=print) -> list[dict]:
+             batches=BATCHES, repeats: int = 7, seconds: float = 0.2, echo=print) -> list[dict]:
     """Print the table and return its rows."""
     path = model or default_model_path()
     ev = OnnxEvaluator(path, device=device, threads=threads)
@@ -85,9 +90,9 @@ def bench_nn(model=None, device: str = "cpu", threads: int | None = None, size: 
     echo("-" * len(header))
     for b in batches:
         x = np.ascontiguousarray(pool[:b])
-        t_eval = _median_seconds(lambda: ev.evaluate(x), repeats, seconds)
-        t_raw = _median_seconds(lambda: ev.session.run(None, {"planes": x}), repeats, seconds)
-        t_uni = _median_seconds(lambda: uniform.evaluate(x), repeats, seconds / 3)
+        t_eval, t_raw, t_uni = _median_seconds(
+            [lambda: ev.evaluate(x), lambda: ev.session.run(None, {"planes": x}),
+             lambda: uniform.evaluate(x)], repeats, seconds)
         row = {"batch": b, "latency_ms": t_eval * 1e3, "evals_per_s": b / t_eval,
                "raw_evals_per_s": b / t_raw, "overhead_pct": 100 * (t_eval / t_raw - 1),
                "uniform_us": t_uni * 1e6}

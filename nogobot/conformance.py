@@ -44,7 +44,7 @@ from pathlib import Path
 
 DEFAULT_TIMEOUT = 30.0
 CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "gtp_conformance"
-_RESPONSE_HEAD = re.compile(r"([=?])(\d*)(?: (.*)|)$", re.S)
+_RESPONSE_HEAD = re.compile(r"([=?])(\d*)(?: (.*)|)$", re.DOTALL)
 _TEST_LINE = re.compile(r"(\d+)[ \t]+\S")
 
 
@@ -212,7 +212,7 @@ def _judge(resp: Response, want_ok: bool, pattern: str, negated: bool) -> str:
         return f"got {resp.raw!r}, expected {'success' if want_ok else 'failure'}"
     if pattern is None:
         return ""
-    matched = re.fullmatch(pattern, resp.text, re.M | re.S) is not None
+    matched = re.fullmatch(pattern, resp.text, re.MULTILINE | re.DOTALL) is not None
     if matched == negated:
         return f"got {resp.text!r}, {'must not' if negated else 'must'} match [{pattern}]"
     return ""
@@ -262,7 +262,7 @@ def run_file(path: Path, argv: list[str], env: dict[str, str] | None,
         for number, raw_line in enumerate(lines, start=1):
             line = raw_line.strip()
             where = f"{path.name}:{number}"
-            if line.startswith("#?") or line.startswith("#!"):
+            if line.startswith(("#?", "#!")):
                 if pending is None:
                     raise ValueError(f"{where}: pattern without a preceding command")
                 settle(line[:2], line[2:], where)
@@ -314,7 +314,7 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
         why = list(probs)
         if ok is not None and resp.ok != ok:
             why.append(f"expected {'success' if ok else 'failure'}")
-        if text is not None and re.fullmatch(text, resp.text, re.M | re.S) is None:
+        if text is not None and re.fullmatch(text, resp.text, re.MULTILINE | re.DOTALL) is None:
             why.append(f"text must match [{text}]")
         add(Outcome("framing", label, not why, False,
                     "; ".join(why) + f" (got {resp.raw!r})" if why else ""))

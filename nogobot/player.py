@@ -73,6 +73,7 @@ class SearchProgress:
     best_visits: int
     second_visits: int
     best_is_highest_q: bool
+    root_value: float  # for the side to move, [-1, 1]
 
 
 class Searcher:
@@ -267,8 +268,9 @@ class Searcher:
         best = int(order[0]) if n else 0
         second = int(visits[order[1]]) if n > 1 else 0
         q = np.where(visits > 0, t.W[f:f + n] / np.maximum(visits, 1), -2.0)
+        root_value = -float(t.W[0]) / t.N[0] if t.N[0] else 0.0
         return SearchProgress(elapsed, playouts, int(t.N[0]), int(visits[best]) if n else 0,
-                              second, bool(n == 0 or int(np.argmax(q)) == best))
+                              second, bool(n == 0 or int(np.argmax(q)) == best), root_value)
 
     # -- results -------------------------------------------------------------------------------
     def children(self) -> list[ChildStats]:

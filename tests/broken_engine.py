@@ -15,6 +15,7 @@ resign     answers ``resign`` though it has legal moves
 notvertex  answers ``= Z99``
 error      answers ``? no move for you``
 refuse     (on ``play`` instead of genmove) answers ``? illegal move`` to a legal move
+hangplay   (on ``play``) never replies
 nostart    exits at once, before reading anything
 noboard    refuses ``boardsize``
 good       never misbehaves
@@ -70,6 +71,8 @@ def main() -> int:
             reply()
         elif cmd == "play":
             plays += 1
+            if mode == "hangplay" and plays >= after:
+                time.sleep(3600)
             if mode == "refuse" and plays >= after:
                 reply("illegal move", ok=False)
                 continue

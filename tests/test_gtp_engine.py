@@ -8,7 +8,16 @@ import io
 import pytest
 
 from nogobot.gtp.engine import (
-    HUGE, Engine, GtpError, color, command, format_response, integer, number, parse, preprocess,
+    HUGE,
+    Engine,
+    GtpError,
+    color,
+    command,
+    format_response,
+    integer,
+    number,
+    parse,
+    preprocess,
     vertex,
 )
 

@@ -18,7 +18,7 @@ FRAMED = re.compile(rb"(?:[=?]\d* [^\n]*(?:\n[^\n]+)*\n\n)*")
 def gtp(data: bytes, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "nogobot", "gtp", *args], input=data,
-                          capture_output=True, timeout=timeout, env=env)
+                          capture_output=True, timeout=timeout, env=env, check=False)
 
 
 def responses(stdout: bytes) -> list[str]:

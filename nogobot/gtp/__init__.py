@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import __version__
 from .clock import ClockSettings
 from .commands import NoGoCommands
 from .engine import Engine, stderr_logger
 
-__all__ = ["serve", "NoGoCommands", "Engine", "ClockSettings"]
+__all__ = ["ClockSettings", "Engine", "NoGoCommands", "serve"]
 
 
 def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",

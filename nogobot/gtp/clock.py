@@ -47,13 +47,13 @@ class ClockSettings:
             raise ValueError(f"{self.kind} needs at least one period/stone")
 
     @classmethod
-    def from_time_settings(cls, main: float, byo: float, stones: int) -> "ClockSettings":
+    def from_time_settings(cls, main: float, byo: float, stones: int) -> ClockSettings:
         if stones == 0:
             return cls("none") if byo > 0 else cls("absolute", main)
         return cls("canadian", main, byo, stones)
 
     @classmethod
-    def from_kgs(cls, kind: str, values: list[float]) -> "ClockSettings":
+    def from_kgs(cls, kind: str, values: list[float]) -> ClockSettings:
         """``kgs-time_settings`` arguments after the kind (already numbers)."""
         arity = {"none": 0, "absolute": 1, "byoyomi": 3, "canadian": 3}
         if kind not in arity or len(values) != arity[kind]:
@@ -69,7 +69,7 @@ class ClockSettings:
         return cls(kind, values[0], values[1], int(values[2]))
 
     @classmethod
-    def sudden_death(cls, seconds: float) -> "ClockSettings":
+    def sudden_death(cls, seconds: float) -> ClockSettings:
         return cls("absolute", seconds)
 
     def describe(self) -> str:

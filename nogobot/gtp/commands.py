@@ -22,13 +22,24 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import coords
 from . import clock as clocks
 from .engine import (
-    CANNOT_LOAD_FILE, CANNOT_SCORE, CANNOT_UNDO, ILLEGAL_MOVE, UNACCEPTABLE_SIZE, GtpError,
-    GtpSyntaxError, color, command, integer, number, vertex,
+    CANNOT_LOAD_FILE,
+    CANNOT_SCORE,
+    CANNOT_UNDO,
+    ILLEGAL_MOVE,
+    UNACCEPTABLE_SIZE,
+    GtpError,
+    GtpSyntaxError,
+    color,
+    command,
+    integer,
+    number,
+    vertex,
 )
 
 BLACK, WHITE = 1, 2  # board.BLACK / board.WHITE, without importing board.py at start-up

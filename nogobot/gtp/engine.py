@@ -28,7 +28,8 @@ import inspect
 import re
 import sys
 import traceback
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 # Canonical failure texts (spec §6.3 and GNU Go); handlers raise GtpError with these.
 UNKNOWN_COMMAND = "unknown command"
@@ -253,7 +254,7 @@ class Engine:
             return format_response(True, ident, cmd(args))
         except GtpError as e:
             return format_response(False, ident, str(e) or "failed")
-        except Exception as e:  # last resort: never let one command kill the engine
+        except Exception as e:  # noqa: BLE001 -- last resort: one command never kills the engine
             self.log(f"internal error in {name!r}:\n{traceback.format_exc()}")
             return format_response(False, ident, f"internal error: {type(e).__name__}: {e}")
 

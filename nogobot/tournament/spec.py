@@ -210,6 +210,9 @@ def load_spec(path: str | Path) -> TournamentSpec:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e)
+        ctx, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+        if ctx and cmark is not None and mark is not None and cmark.line != mark.line:
+            problem += f" ({ctx} started at line {cmark.line + 1})"
         raise SpecError(f"{path}{where}: YAML syntax error: {problem}") from None
     return parse_spec(data, path, root)
 

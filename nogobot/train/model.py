@@ -272,7 +272,9 @@ def load_checkpoint(path) -> tuple[NogoNet, dict]:
     except FileNotFoundError:
         raise ValueError(f"{path}: no such checkpoint") from None
     except Exception as e:  # truncated, not a torch file, ...
-        raise ValueError(f"{path}: not a readable checkpoint ({e})") from e
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:100]
+        raise ValueError(f"{path}: not a readable checkpoint (truncated, corrupt or not a torch "
+                         f"file; torch said: {first})") from None
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: not a nogobot checkpoint")
     if state.get("version") != CHECKPOINT_VERSION:

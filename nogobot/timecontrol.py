@@ -1,0 +1,242 @@
+"""Time management: how long to think for this move, and when to stop thinking.
+
+The failure this module exists to prevent (NoGoZero+ at CCGC 2020): too much time in the first
+half of the game, nonsense moves when the clock ran low. Two layers:
+
+1. ``plan_move`` — a pure budget function. Inputs: the time control, what is left on our clock,
+   the position's progress (through the NoGo game-length model), and a ``TimePolicy`` (lag buffer,
+   reserve, minimum per move, cap, floor on moves to plan for). Output: a ``MoveBudget`` with a
+   planned time and a hard maximum (the most an unstable position may extend to).
+2. ``SearchStopper`` — the hook the search calls between batches (``player.SearchProgress``):
+   stop early once the most visited move cannot be overtaken in the planned time left (after a
+   warm-up, so the playout rate is trusted); at the planned time stop if the choice is stable,
+   otherwise extend up to the maximum while the most visited move is not the highest valued or
+   the root value is falling.
+
+NoGo game-length model (fitted on 9×9 games, see ``expected_plies_left``): a game ends when the
+side to move has no legal move, and legal moves disappear at a steady rate, so the remaining
+plies are almost linear in the mean of both sides' legal-move counts: ``0.91·m − 0.4`` with a
+residual std of 1.5 plies over 640 random and one-ply-greedy games (74 plies on average). We plan
+for the 75th percentile (+2 plies) and never for fewer than ``moves_floor`` own moves, so the
+spending decays geometrically near the end instead of hitting zero. The model is in units of legal
+moves, so it scales with board area by construction.
+
+Kinds of time control (seconds everywhere): ``none``, ``absolute`` (sudden death), ``byoyomi``
+(main, then ``count`` periods of ``period``), ``canadian`` (main, then ``count`` stones per
+``period``), ``fischer`` (main + ``increment`` per move), ``per_move`` (a fixed ``period`` each
+move, Botzone style).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+KINDS = ("none", "absolute", "byoyomi", "canadian", "fischer", "per_move")
+
+PLIES_PER_LEGAL = 0.91  # remaining plies per mean legal move (fit; module docstring)
+PLIES_MARGIN = 2.0  # ≈ 75th percentile of the residual
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A time control. ``count`` is periods (byo-yomi) or stones (Canadian)."""
+
+    kind: str = "none"
+    main: float = 0.0
+    period: float = 0.0
+    count: int = 0
+    increment: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown time control {self.kind!r}")
+        for v in (self.main, self.period, self.increment):
+            if not math.isfinite(v) or v < 0:
+                raise ValueError("durations must be finite and >= 0")
+        if self.count < 0:
+            raise ValueError("counts must be >= 0")
+
+    def describe(self) -> str:
+        return {
+            "none": "no time limit",
+            "absolute": f"{self.main:g} s sudden death",
+            "byoyomi": f"{self.main:g} s + {self.count} x {self.period:g} s byo-yomi",
+            "canadian": f"{self.main:g} s + {self.count} stones / {self.period:g} s",
+            "fischer": f"{self.main:g} s + {self.increment:g} s per move",
+            "per_move": f"{self.period:g} s per move",
+        }[self.kind]
+
+
+@dataclass
+class ClockState:
+    """What is left on one player's clock. ``stones``/``periods`` only matter in overtime."""
+
+    main_left: float = 0.0
+    period_left: float = 0.0  # time left in the current Canadian period / byo-yomi period
+    periods_left: int = 0  # byo-yomi periods left
+    stones_left: int = 0  # Canadian stones left in the current period
+
+    @classmethod
+    def start(cls, tc: TimeControl) -> "ClockState":
+        return cls(tc.main, tc.period, tc.count if tc.kind == "byoyomi" else 0,
+                   tc.count if tc.kind == "canadian" else 0)
+
+    def in_overtime(self, tc: TimeControl) -> bool:
+        return tc.kind in ("byoyomi", "canadian") and self.main_left <= 0
+
+    def charge(self, tc: TimeControl, seconds: float) -> bool:
+        """Spend ``seconds`` on one move; False if that lost on time."""
+        if tc.kind in ("none", "per_move"):
+            return tc.kind == "none" or seconds <= tc.period
+        if tc.kind == "fischer":
+            self.main_left -= seconds
+            if self.main_left < 0:
+                return False
+            self.main_left += tc.increment
+            return True
+        if self.main_left > 0:
+            spend = min(seconds, self.main_left)
+            self.main_left -= spend
+            seconds -= spend
+            if seconds <= 0 or tc.kind == "absolute":
+                return seconds <= 0
+        if tc.kind == "absolute":
+            return False
+        if tc.kind == "byoyomi":
+            # A period is used up only when a move overruns it.
+            while seconds > tc.period:
+                seconds -= tc.period
+                self.periods_left -= 1
+                if self.periods_left <= 0:
+                    return False
+            return self.periods_left > 0
+        # Canadian: period_left for stones_left stones.
+        self.period_left -= seconds
+        if self.period_left < 0:
+            return False
+        self.stones_left -= 1
+        if self.stones_left <= 0:
+            self.period_left, self.stones_left = tc.period, tc.count
+        return True
+
+
+@dataclass(frozen=True)
+class TimePolicy:
+    """Knobs of the budget (seconds). Defaults are tuned for 9×9 NoGo, 15-minute sudden death."""
+
+    lag_buffer: float = 0.25  # subtracted per move for GTP/pipe/harness latency
+    reserve: float = 0.02  # share of the main time never planned (safety), at least 2 lag buffers
+    min_per_move: float = 0.05  # never plan less (an emergency move is policy + a tiny search)
+    max_share: float = 0.12  # never plan more than this share of what is left
+    moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
+    extend_factor: float = 2.0  # an unstable position may think up to this × the plan
+    early_stop_bonus: float = 1.25  # plans are larger because early stops bank time
+    no_limit_seconds: float = 5.0  # per move when there is no time limit
+
+
+@dataclass(frozen=True)
+class MoveBudget:
+    planned: float  # aim to stop here when the choice is stable
+    maximum: float  # never think longer (extensions stop here)
+    emergency: bool = False  # clock nearly out: play policy + a tiny search
+
+
+def expected_plies_left(legal_to_move: int, legal_other: int) -> float:
+    """Expected remaining plies (75th percentile) from the legal-move counts of both sides."""
+    return PLIES_PER_LEGAL * 0.5 * (legal_to_move + legal_other) + PLIES_MARGIN
+
+
+def expected_own_moves_left(legal_to_move: int, legal_other: int) -> float:
+    return math.ceil(expected_plies_left(legal_to_move, legal_other) / 2.0 + 0.5)
+
+
+def apply_lag(t: float, lag: float) -> float:
+    """KataGo's lag buffer: subtract it, but only halve times shorter than twice the buffer."""
+    return t * 0.5 if t < 2 * lag else t - lag
+
+
+def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
+              policy: TimePolicy = TimePolicy()) -> MoveBudget:
+    """The budget for the next move. Pure: depends only on its arguments."""
+    lag = policy.lag_buffer
+    if tc.kind == "none":
+        t = policy.no_limit_seconds
+        return MoveBudget(t, t * policy.extend_factor)
+    if tc.kind == "per_move":
+        t = max(policy.min_per_move, apply_lag(tc.period, lag))
+        return MoveBudget(t, t)
+    moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
+
+    if clock.in_overtime(tc):
+        if tc.kind == "byoyomi":
+            per = apply_lag(tc.period, lag)
+            return MoveBudget(per * 0.75, per, emergency=per < policy.min_per_move * 4)
+        stones = max(clock.stones_left, 1)
+        per = apply_lag(clock.period_left / stones, lag)
+        hard = apply_lag(clock.period_left / (0.75 * stones + 0.25), lag)
+        return MoveBudget(min(per, hard), hard, emergency=per < policy.min_per_move * 4)
+
+    # Main time (absolute, Fischer, or the main phase of byo-yomi/Canadian).
+    guaranteed = 0.0  # what each move may also spend once main time is gone (overtime)
+    if tc.kind == "byoyomi":
+        guaranteed = apply_lag(tc.period, lag)
+    elif tc.kind == "canadian" and tc.count > 0:
+        guaranteed = apply_lag(tc.period / tc.count, lag)
+    reserve = max(policy.reserve * tc.main, 2 * lag) if guaranteed == 0 else 0.0
+    usable = clock.main_left - reserve - lag * moves
+    if tc.kind == "fischer":
+        # Future increments are spendable later, never on this move (added after it).
+        usable += tc.increment * (moves - 1)
+    if usable <= policy.min_per_move * moves:
+        # Emergency: spend a fixed share of what is left, so the clock decays geometrically and
+        # never reaches zero; never below the minimum (policy + a tiny search).
+        t = max(policy.min_per_move, (clock.main_left - lag) / (2 * moves) + guaranteed)
+        if tc.kind == "fischer":
+            t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
+        return MoveBudget(t, t, emergency=True)
+    planned = usable / moves * policy.early_stop_bonus + guaranteed
+    cap = usable * policy.max_share + guaranteed
+    planned = max(policy.min_per_move, min(planned, cap))
+    hard_cap = max(clock.main_left - reserve - lag, 0.0) + guaranteed
+    if tc.kind == "fischer":
+        hard_cap = min(hard_cap, max(clock.main_left - 2 * lag, 0.0))
+    maximum = min(planned * policy.extend_factor, cap * policy.extend_factor, hard_cap)
+    maximum = max(maximum, policy.min_per_move)
+    return MoveBudget(min(planned, maximum), maximum)
+
+
+class SearchStopper:
+    """The search's ``should_stop`` hook for one move (see player.SearchProgress).
+
+    * before ``warmup`` seconds or 100 playouts: never stop (the playout rate is not trusted);
+    * any time: stop when the runner-up cannot catch the most visited move in the planned time
+      left at the current rate ("unassailable");
+    * at the planned time: stop if the most visited move is also the best valued and the root
+      value has not fallen by more than ``falling``; otherwise extend, up to the maximum, which the
+      search enforces as its hard time limit."""
+
+    def __init__(self, budget: MoveBudget, warmup: float = 0.1, falling: float = 0.05):
+        self.budget = budget
+        self.warmup = min(warmup, budget.planned / 2)
+        self.falling = falling
+        self.start_value: float | None = None
+        self.extended = False
+
+    def __call__(self, progress) -> str | None:
+        if self.start_value is None and progress.playouts >= 100:
+            self.start_value = progress.root_value
+        if progress.elapsed < self.warmup or progress.playouts < 100:
+            return "planned" if progress.elapsed >= self.budget.planned else None
+        rate = progress.playouts / max(progress.elapsed, 1e-6)
+        left = max(self.budget.planned - progress.elapsed, 0.0) * rate
+        if (progress.elapsed < self.budget.planned and progress.best_is_highest_q
+                and progress.best_visits - progress.second_visits > left):
+            return "unassailable"
+        if progress.elapsed >= self.budget.planned:
+            falling = (self.start_value is not None
+                       and progress.root_value < self.start_value - self.falling)
+            if progress.best_is_highest_q and not falling:
+                return "planned"
+            self.extended = True
+        return None

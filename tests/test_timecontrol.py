@@ -1,0 +1,158 @@
+"""Time manager: a fake-clock simulation over thousands of games, and the budget's rules.
+
+Games are real 9×9 games (random and one-ply greedy players, whose lengths follow the
+self-play distribution of NOGO.md: 70–78 plies), plus short and long outliers: the legal-move
+counts the model sees come from the real positions. The fake search spends the planned time,
+stops early, or extends up to the maximum, and the harness adds up to one lag buffer of latency.
+"""
+
+import numpy as np
+import pytest
+
+from nogobot.agents.greedy import GreedyAgent
+from nogobot.board import Board
+from nogobot.timecontrol import (ClockState, MoveBudget, SearchStopper, TimeControl, TimePolicy,
+                                 expected_plies_left, plan_move)
+
+
+def _game_records(count, rng):
+    """Legal-move counts (side to move, other side) at each of our plies, per game."""
+    games = []
+    for g in range(count):
+        b = Board(9)
+        agent = GreedyAgent(seed=g) if g % 2 else None
+        recs = []
+        while not b.is_terminal():
+            recs.append((b.num_legal(b.to_move), b.num_legal(3 - b.to_move)))
+            m = agent.select_move(b) if agent else int(rng.choice(b.legal_moves()))
+            b.play(m)
+        games.append(recs)
+    return games
+
+
+@pytest.fixture(scope="module")
+def games():
+    return _game_records(250, np.random.default_rng(0))
+
+
+def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed"):
+    """Play our side of one game; returns (share of main time used, min planned, ok)."""
+    clock = ClockState.start(tc)
+    min_planned = float("inf")
+    for ply in range(colour, len(recs), 2):
+        budget = plan_move(tc, clock, *recs[ply], policy)
+        assert isinstance(budget, MoveBudget)
+        assert budget.planned <= budget.maximum + 1e-9
+        min_planned = min(min_planned, budget.planned)
+        r = rng.random() if behaviour == "mixed" else 1.0
+        if r < 0.25:
+            used = budget.planned * rng.uniform(0.2, 1.0)  # early stop
+        elif r < 0.75:
+            used = budget.planned
+        else:
+            used = rng.uniform(budget.planned, budget.maximum)  # extension
+        used += rng.uniform(0, policy.lag_buffer)  # the harness's latency
+        if not clock.charge(tc, used):
+            return None, min_planned, False
+    used_share = 1 - clock.main_left / tc.main if tc.main else 0.0
+    return used_share, min_planned, True
+
+
+def games_with_outliers(games, rng):
+    out = list(games)
+    for recs in games[:60]:
+        out.append(recs[: int(len(recs) * rng.uniform(0.6, 0.9))])  # short: the end came early
+    return out
+
+
+@pytest.mark.parametrize("tc", [TimeControl("absolute", 900), TimeControl("absolute", 300),
+                                TimeControl("absolute", 60), TimeControl("absolute", 20),
+                                TimeControl("per_move", period=1.0),
+                                TimeControl("byoyomi", 60, 5, 3),
+                                TimeControl("canadian", 30, 20, 10),
+                                TimeControl("fischer", 60, increment=2)])
+def test_never_loses_on_time(games, tc):
+    rng = np.random.default_rng(1)
+    policy = TimePolicy()
+    n = 0
+    for recs in games_with_outliers(games, rng):
+        for colour in (0, 1):
+            for behaviour in ("mixed", "max"):
+                share, min_planned, ok = simulate(tc, recs, rng, policy, colour, behaviour)
+                assert ok, f"lost on time: {tc.describe()}, {len(recs)} plies"
+                assert min_planned >= policy.min_per_move
+                n += 1
+    assert n >= 1000
+
+
+def test_900s_uses_at_least_80_percent(games):
+    rng = np.random.default_rng(2)
+    tc = TimeControl("absolute", 900)
+    shares = []
+    for recs in games:
+        for colour in (0, 1):
+            share, _, ok = simulate(tc, recs, rng, colour=colour)
+            assert ok
+            shares.append(share)
+    shares = np.array(shares)
+    assert np.median(shares) >= 0.8, np.percentile(shares, [5, 50, 95])
+    assert np.percentile(shares, 10) >= 0.7
+
+
+def test_spending_is_spread_not_front_loaded(games):
+    """The NoGoZero+ failure: no more than ~2.5x the average per move early in the game."""
+    tc = TimeControl("absolute", 900)
+    recs = games[0]
+    clock = ClockState.start(tc)
+    plans = []
+    for ply in range(0, len(recs), 2):
+        b = plan_move(tc, clock, *recs[ply])
+        plans.append(b.planned)
+        clock.charge(tc, b.planned)
+    average = 900 / len(plans)
+    assert max(plans) <= 2.5 * average
+    assert plans[len(plans) // 2] >= 0.5 * average  # the middle game is not starved
+
+
+def test_game_length_model_tracks_real_games(games):
+    errors = []
+    for recs in games:
+        for ply, (a, b) in enumerate(recs):
+            errors.append(len(recs) - ply - expected_plies_left(a, b))
+    errors = np.array(errors)
+    assert abs(np.median(errors)) <= 3 and np.percentile(errors, 75) <= 1.5
+
+
+def test_per_move_budget_and_none():
+    b = plan_move(TimeControl("per_move", period=1.0), ClockState(), 40, 40)
+    assert b.maximum <= 1.0 - TimePolicy().lag_buffer + 1e-9
+    b = plan_move(TimeControl("none"), ClockState(), 40, 40, TimePolicy(no_limit_seconds=3))
+    assert b.planned == 3
+
+
+def test_emergency_when_clock_nearly_out():
+    tc = TimeControl("absolute", 900)
+    b = plan_move(tc, ClockState(main_left=3.0), 40, 40)
+    assert b.emergency and b.maximum < 3.0 and b.planned >= TimePolicy().min_per_move
+
+
+class P:
+    def __init__(self, elapsed, playouts, best, second, stable=True, value=0.0):
+        self.elapsed, self.playouts = elapsed, playouts
+        self.best_visits, self.second_visits = best, second
+        self.best_is_highest_q, self.root_value = stable, value
+
+
+def test_stopper_early_stop_and_extension():
+    stop = SearchStopper(MoveBudget(10.0, 20.0))
+    assert stop(P(0.05, 50, 40, 5)) is None  # warm-up
+    assert stop(P(1.0, 1000, 600, 100)) is None  # 9 s x 1000/s left: can be overtaken
+    assert stop(P(9.0, 9000, 8000, 500)) == "unassailable"
+    s2 = SearchStopper(MoveBudget(10.0, 20.0))
+    s2(P(1.0, 1000, 300, 290))
+    assert s2(P(10.0, 10000, 3000, 2900, stable=False)) is None  # unstable: extend
+    assert s2.extended
+    assert s2(P(10.5, 10500, 3100, 2900, stable=True)) == "planned"
+    s3 = SearchStopper(MoveBudget(10.0, 20.0))
+    s3(P(1.0, 1000, 300, 290, value=0.2))
+    assert s3(P(10.0, 10000, 3000, 2900, value=0.0)) is None  # value falling: extend

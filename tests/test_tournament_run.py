@@ -1,0 +1,113 @@
+"""Whole tournaments from the command line, among the real baseline agents (tiny: 5x5 boards).
+
+Checks: a round robin of random / rollout / alphabeta finishes with every game in the results
+file once, colours alternating, one valid SGF per game, the standings table and summary written;
+a tournament stopped with SIGTERM (clean stop, exit 130) and then killed with SIGKILL (plus a
+torn last line) resumes on rerun, keeps every finished game unchanged and ends with exactly the
+scheduled games; --report reprints the tables without playing.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nogobot import sgf
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "nogobot", *args], cwd=ROOT, timeout=timeout,
+                          capture_output=True, text=True)
+
+
+def lines(path):
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_round_robin_of_baselines(tmp_path):
+    spec = tmp_path / "rr.yaml"
+    spec.write_text("""
+name: rr
+board_size: 5
+games: 2
+jobs: 2
+anchor: random
+time: {kind: per_move, seconds: 2, tolerance: 1}
+engines:
+  random: nogobot agent random --seed 1
+  rollout: nogobot agent rollout --playouts 300 --seed 2
+  alphabeta: nogobot agent alphabeta --seconds 0.05 --seed 3
+""")
+    out = tmp_path / "out"
+    r = cli("tournament", str(spec), "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    recs = [json.loads(x) for x in lines(out / "results.jsonl")]
+    assert len(recs) == 6
+    keys = sorted(tuple(x["key"]) for x in recs)
+    assert keys == sorted((a, b, k) for a, b in [("random", "rollout"), ("alphabeta", "random"),
+                                                 ("alphabeta", "rollout")] for k in range(2))
+    for x in recs:
+        a, b, k = x["key"]
+        assert (x["black"], x["white"]) == ((a, b) if k % 2 == 0 else (b, a))
+        assert x["reason"] == "no_legal_move", x  # nobody forfeits or flags
+        rec = sgf.load(out / x["sgf"])
+        assert rec.result == x["result"] and len(rec.moves) == x["plies"]
+    table = (out / "standings.txt").read_text()
+    for name in ("random", "rollout", "alphabeta", "Elo", "LOS"):
+        assert name in table
+    assert json.loads((out / "summary.json").read_text())["games"] == 6
+    assert "Standings" in r.stdout and "Traceback" not in r.stderr
+    r = cli("tournament", str(spec), "--out", str(out), "--report")
+    assert r.returncode == 0 and "Standings" in r.stdout and len(lines(out / "results.jsonl")) == 6
+
+
+def _run_until(cmd, results, n, sig):
+    """Start the harness; send ``sig`` once results has at least n lines."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    deadline = time.monotonic() + 240
+    while len(lines(results)) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=60)
+    return proc.returncode, out
+
+
+def test_resume_after_stop_and_kill(tmp_path):
+    spec = tmp_path / "res.yaml"
+    spec.write_text("""
+name: res
+board_size: 5
+games: 6
+jobs: 1
+time: {kind: per_move, seconds: 5}
+engines:
+  random: nogobot agent random --seed 1
+  greedy: nogobot agent greedy --seed 2
+""")
+    out = tmp_path / "out"
+    results = out / "results.jsonl"
+    cmd = [sys.executable, "-m", "nogobot", "tournament", str(spec), "--out", str(out)]
+    code, text = _run_until(cmd, results, 1, signal.SIGTERM)
+    first = lines(results)
+    assert code == 130 and "interrupted" in text and 1 <= len(first) < 6, text
+    code, text = _run_until(cmd, results, len(first) + 1, signal.SIGKILL)
+    second = lines(results)
+    assert code == -signal.SIGKILL and second[:len(first)] == first and len(second) < 6, text
+    with open(results, "a") as f:
+        f.write('{"key": ["greedy", "random", 5], "bl')  # torn by the kill
+    r = cli("tournament", str(spec), "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"resuming: {len(second)} of 6 games already played" in r.stdout
+    final = lines(results)
+    assert final[:len(second)] == second and len(final) == 6
+    keys = [tuple(json.loads(x)["key"]) for x in final]
+    assert sorted(keys) == [("greedy", "random", k) for k in range(6)]
+    assert len(os.listdir(out / "sgf")) == 6
+    r = cli("tournament", str(spec), "--out", str(out))
+    assert r.returncode == 0 and "already in" in r.stdout and len(lines(results)) == 6
