@@ -71,7 +71,9 @@ def gtp_cmd(size: int, seed: int | None, seconds: float | None, quiet: bool) -> 
 
         return GreedyAgent(seed=seed)
 
-    raise SystemExit(serve(agent_factory, board_size=size, seconds=seconds, quiet=quiet))
+    # warmup: numba's kernels load in the background while the first commands are answered.
+    raise SystemExit(serve(agent_factory, board_size=size, seconds=seconds, quiet=quiet,
+                           warmup=True))
 
 
 @main.command("conformance")

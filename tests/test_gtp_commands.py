@@ -399,6 +399,27 @@ def test_referee_commands_do_not_need_numba():
     assert res.stdout.split() == ["False", "False"]
 
 
+def test_warmup_thread_loads_the_rules_in_the_background():
+    script = textwrap.dedent("""
+        import io, sys, time
+        from nogobot.gtp import serve
+        out = io.StringIO()
+        serve(lambda: 1 / 0, instream=io.StringIO("name\\n"), outstream=out, warmup=True)
+        for _ in range(600):
+            if "nogobot.board" in sys.modules:
+                break
+            time.sleep(0.05)
+        out2 = io.StringIO()
+        serve(lambda: 1 / 0, instream=io.StringIO("boardsize 3\\nplay b B2\\n"), outstream=out2,
+              warmup=True)
+        print(out.getvalue() + out2.getvalue(), "nogobot.board" in sys.modules)
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["=", "nogobot", "=", "=", "True"]
+
+
 # -- game records ----------------------------------------------------------------------------------
 
 

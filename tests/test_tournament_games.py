@@ -18,6 +18,8 @@ from nogobot.tournament.clock import TimeControl
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import EngineConfig, Referee
 
+pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s
+
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = str(ROOT / "tests" / "broken_engine.py")
 

@@ -15,7 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from nogobot import sgf
+
+pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,3 +115,24 @@ engines:
     assert len(os.listdir(out / "sgf")) == 6
     r = cli("tournament", str(spec), "--out", str(out))
     assert r.returncode == 0 and "already in" in r.stdout and len(lines(results)) == 6
+
+
+def test_plot_or_clear_message(tmp_path, monkeypatch):
+    from nogobot.tournament.results import compute_standings
+    from nogobot.tournament.runner import plot_standings
+    from nogobot.tournament.spec import parse_spec
+
+    spec = parse_spec({"engines": {"a": "x", "b": "y"}})
+    recs = [{"key": ["a", "b", k], "black": "a", "white": "b", "winner": w,
+             "reason": "no_legal_move", "moves": [], "times": []}
+            for k, w in enumerate("BWB")]
+    st = compute_standings(recs, ["a", "b"], "a")
+    try:
+        import matplotlib  # noqa: F401
+        assert plot_standings(spec, st, tmp_path / "s.png") is None
+        assert (tmp_path / "s.png").stat().st_size > 0
+    except ImportError:
+        pass
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    msg = plot_standings(spec, st, tmp_path / "t.png")
+    assert "needs matplotlib" in msg and not (tmp_path / "t.png").exists()

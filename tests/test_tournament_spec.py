@@ -55,7 +55,8 @@ def test_good_spec(tmp_path):
 
 
 @pytest.mark.parametrize("text,expect", [
-    (GOOD.replace("games: 2", "games: [2"), "spec.yaml:4:5: YAML syntax error: expected ',' or ']', but got ':' "
+    (GOOD.replace("games: 2", "games: [2"),
+     "spec.yaml:4:5: YAML syntax error: expected ',' or ']', but got ':' "
      "(while parsing a flow sequence started at line 3)"),
     (GOOD.replace("games: 2", "gmaes: 2"), "spec.yaml:3: gmaes: unknown field"),
     (GOOD.replace("games: 2", "games: two"), "spec.yaml:3: games: must be an integer"),
@@ -78,6 +79,12 @@ def test_spec_errors_name_line_and_field(tmp_path, text, expect):
     with pytest.raises(SpecError) as err:
         load_spec(write(tmp_path, text))
     assert expect in str(err.value).replace(str(tmp_path) + "/", "")
+
+
+def test_gauntlet_pairings(tmp_path):
+    spec = load_spec(write(tmp_path, GOOD + "  c: nogobot agent greedy\nformat: gauntlet\n"
+                           "gauntlet: c\n"))
+    assert spec.pairings() == [("a", "c"), ("b", "c")]
 
 
 def test_sudden_death_clock():
@@ -103,6 +110,7 @@ def test_byoyomi_and_per_move_clocks():
     assert not c.charge(2.2)
     pm = SideClock(TimeControl.per_move(0.5, tolerance=0.2))
     assert TimeControl.per_move(0.5).gtp_time_settings() == "time_settings 0 0.5 1"
+    assert pm.time_left_command("w") == "time_left w 0.5 1"
     for _ in range(5):
         assert pm.charge(0.6)  # each move starts a fresh 0.5 s
     assert not pm.charge(0.75)

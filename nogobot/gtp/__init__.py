@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,22 +26,40 @@ from .engine import Engine, stderr_logger
 __all__ = ["ClockSettings", "Engine", "NoGoCommands", "serve"]
 
 
+def _warm_up(size: int) -> None:
+    """Import board.py and run its kernels once on a scratch board (loads numba's cache).
+
+    Touches no engine state; numba serialises compilation, so the main thread using the same
+    kernels meanwhile simply waits for them."""
+    try:
+        from ..board import Board
+
+        b = Board(size)
+        b.play(int(b.legal_moves()[0]))
+        b.copy().undo()
+    except Exception:  # noqa: BLE001, S110 -- a failed warm-up only costs the first move time
+        pass
+
+
 def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
           version: str = __version__, instream: Any = None, outstream: Any = None,
           errstream: Any = None, board_size: int = 9, seconds: float | None = None,
-          quiet: bool = False) -> int:
+          quiet: bool = False, warmup: bool = False) -> int:
     """Run the GTP loop until ``quit`` or end of input; returns the exit status (0).
 
     ``agent_factory()`` builds the move generator the first time a move is generated.
     ``instream``/``outstream`` default to the process's stdin (read as bytes, so invalid UTF-8
     is harmless) and stdout; ``errstream`` (default stderr) gets the log. ``seconds`` sets a
     sudden-death clock (stored for the time manager). ``quiet`` silences the info log; internal
-    errors are always logged."""
+    errors are always logged. ``warmup`` loads the rules core (numba) in a background thread
+    while the first commands are answered, so the first move is not slowed by it."""
     info = stderr_logger(errstream, quiet)
     errors = stderr_logger(errstream)
     clock = ClockSettings.sudden_death(seconds) if seconds is not None else None
     handler = NoGoCommands(agent_factory, board_size=board_size, clock=clock, log=info)
     engine = Engine(handler, name=name, version=version, log=errors)
+    if warmup:
+        threading.Thread(target=_warm_up, args=(board_size,), daemon=True).start()
     if instream is None:
         instream = sys.stdin.buffer
     if outstream is None:

@@ -22,6 +22,7 @@ sending ``genmove`` to receiving the full reply (see gtp_client).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 KINDS = ("sudden_death", "byoyomi", "per_move", "none")
@@ -103,8 +104,13 @@ class SideClock:
 
     def time_left_command(self, colour: str) -> str:
         secs, stones = self.time_left_args()
-        # Whole seconds as GTP asks, rounded down so an engine never believes it has more.
-        return f"time_left {colour} {int(secs)} {stones}"
+        # Rounded down so an engine never believes it has more time than it has. Whole seconds
+        # as GTP asks, unless the control itself has fractions (then centiseconds, which
+        # nogobot and KataGo accept; GTP-strict engines cannot play such controls anyway).
+        tc = self.tc
+        if float(tc.main).is_integer() and float(tc.period).is_integer():
+            return f"time_left {colour} {int(secs)} {stones}"
+        return f"time_left {colour} {math.floor(secs * 100) / 100:g} {stones}"
 
     def charge(self, elapsed: float) -> bool:
         """Charge a move that took ``elapsed`` seconds; False if the side has lost on time."""

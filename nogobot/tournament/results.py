@@ -192,10 +192,10 @@ def standings_rows(st: Standings) -> list[list[str]]:
 
 
 def loss_reasons_text(st: Standings) -> str:
-    """One line per engine that lost other than by running out of moves."""
+    """Per engine, the games it lost other than by running out of moves (forfeits, time)."""
     parts = []
     for n in st.order():
-        c = st.losses_by_reason[n]
+        c = Counter({r: k for r, k in st.losses_by_reason[n].items() if r != "no_legal_move"})
         if c:
             parts.append(f"{n}: " + ", ".join(f"{r} {k}" for r, k in c.most_common()))
     return "; ".join(parts)

@@ -166,7 +166,7 @@ def render_summary(spec: TournamentSpec, st: Standings) -> Group:
     parts.append(_table("Pairings", PAIRING_HEADER, pairing_rows(st)))
     reasons = ", ".join(f"{r} {c}" for r, c in st.reasons.most_common())
     parts.append(Text(f"game ends: {reasons or '-'}"))
-    parts.append(Text(f"how each engine lost: {loss_reasons_text(st) or '-'}"))
+    parts.append(Text(f"losses other than no_legal_move: {loss_reasons_text(st) or 'none'}"))
     return Group(*parts)
 
 

@@ -228,7 +228,8 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
         raise SpecError(f"{path}: engines: missing (a mapping of name -> command)")
     threads = ck.number(d, "threads", (), 1, integer=True, lo=1)
     engines = _engines(ck, d["engines"], threads)
-    name = ck.string(d, "name", (), Path(path).stem)
+    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "-", Path(path).stem).strip("-.")
+    name = ck.string(d, "name", (), stem or "tournament")
     if not NAME_RE.match(name):
         raise ck.error(("name",), f"{name!r}: use letters, digits, '_', '.', '+', '-'")
     fmt = ck.string(d, "format", (), "round_robin", ("round_robin", "gauntlet"))
