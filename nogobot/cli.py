@@ -54,26 +54,202 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
 # Subcommands added by other areas register below this line (keep each one thin).
 
 
+class _TrainGroup(click.Group):
+    """`nogobot train CONFIG.yaml ...` runs training; `nogobot train report DIR` reports."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group("train", cls=_TrainGroup)
+def train_group() -> None:
+    """Self-play training (NoGoZero+ loop). Usage: `nogobot train CONFIG.yaml --run-dir DIR`
+    (rerun the same command to resume) or `nogobot train report DIR`."""
+
+
+@train_group.command("run")
+@click.argument("config_path", metavar="CONFIG.yaml", type=click.Path(dir_okay=False))
+@click.option("--run-dir", required=True, type=click.Path(file_okay=False),
+              help="Run directory (created; rerun with the same one to resume).")
+@click.option("--device", default="auto", show_default=True,
+              type=click.Choice(["auto", "cpu", "cuda"]), help="Training device.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Self-play worker processes (one single-threaded network each).")
+@click.option("--from-games", default=None, type=click.Path(exists=True),
+              help="Train supervised on these game records (SGF files or .npz shards, a file "
+                   "or a directory) before self-play.")
+@click.option("--from-games-steps", default=1000, show_default=True,
+              type=click.IntRange(min=1), help="Training steps on --from-games.")
+@click.option("--generations", default=None, type=click.IntRange(min=0),
+              help="Stop after this generation (overrides the config; 0 = initialise only).")
+@click.option("--max-minutes", default=None, type=click.FloatRange(min=0),
+              help="Start no new phase after this many minutes (rerun to continue).")
+@click.option("--torch-threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="torch intra-op threads for training.")
+def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_steps,
+                  generations, max_minutes, torch_threads) -> None:
+    """Train from self-play with CONFIG.yaml in --run-dir (resumable, even after kill -9)."""
+    try:
+        from .train.config import ConfigError, load_config
+        from .train.loop import train_command
+    except ImportError as e:
+        raise click.ClickException(f"training needs the train extra (torch, onnx): {e}") from None
+    try:
+        cfg = load_config(config_path)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        train_command(cfg, run_dir, device=device, workers=workers, config_path=config_path,
+                      from_games=from_games, from_games_steps=from_games_steps,
+                      generations=generations, max_minutes=max_minutes,
+                      torch_threads=torch_threads)
+    except (FileNotFoundError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+@train_group.command("report")
+@click.argument("run_dir", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="PNG to write (default DIR/report.png).")
+def train_report_cmd(run_dir, out) -> None:
+    """Draw loss curves and Elo against self-play games of a run as PNG."""
+    from .train.report import ReportError, draw_report, text_summary
+
+    try:
+        click.echo(text_summary(run_dir))
+        path = draw_report(run_dir, out)
+    except ReportError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {path}")
+
+
+@main.command("selfplay")
+@click.option("--model", default=None, type=click.Path(dir_okay=False),
+              help="ONNX model (default: the shipped model).")
+@click.option("--games", required=True, type=click.IntRange(min=1), help="Games to play.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Directory for the dataset (gNNNNN.sgf + gNNNNN.npz per game).")
+@click.option("--playouts", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Playouts per move (every move is a full search and a policy target).")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=int)
+def selfplay_cmd(model, games, out, playouts, size, workers, seed) -> None:
+    """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
+    from pathlib import Path
+
+    from .inference import ModelError, default_model_path
+    from .train.config import SelfPlayConfig
+    from .train.loop import Progress
+    from .train.selfplay import generate_games
+
+    model = model or str(default_model_path())
+    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = sorted(out_dir.glob("g*.npz"))
+    start = len(existing)
+    stems = [out_dir / f"g{i:05d}" for i in range(start, start + games)]
+    bar = Progress("self-play", games)
+    try:
+        n = generate_games(model, stems, size, sp, seed + start, workers=workers, progress=bar)
+    except ModelError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        bar.close()
+    click.echo(f"wrote {n} games to {out_dir} ({start + n} in total)")
+
+
+def _check_model(model: str | None) -> str:
+    """Validate the model's files now (cheap: sidecar + checksum) so a bad model fails at
+    start-up with a clear message, while the network itself loads on the first genmove."""
+    from .inference import ModelError, default_model_path, read_sidecar
+
+    path = str(model or default_model_path())
+    try:
+        read_sidecar(path)
+    except ModelError as e:
+        raise click.ClickException(str(e)) from None
+    return path
+
+
 @main.command("gtp")
+@click.option("--model", default=None, help="ONNX network (default: the shipped model).")
+@click.option("--device", default="auto", show_default=True,
+              type=click.Choice(["auto", "cpu", "cuda", "tensorrt"]))
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="Network threads (default: all cores).")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(2, 19),
               help="Initial board size (controllers normally send boardsize).")
-@click.option("--seed", default=None, type=int, help="Seed for the move generator.")
 @click.option("--time", "seconds", default=None, type=click.FloatRange(min=0),
-              help="Sudden-death seconds per game (stored for the time manager).")
+              help="Sudden-death seconds per game for this engine, e.g. 900 (CCGC), kept on the "
+                   "engine's own clock from clear_board; time_settings/time_left override.")
+@click.option("--byoyomi", default=None, metavar="MAIN:PERIOD:COUNT",
+              help="Japanese byo-yomi, e.g. 300:30:5.")
+@click.option("--per-move", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="A fixed time per move in seconds (Botzone style).")
+@click.option("--seconds", "move_seconds", default=5.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Thinking time per move when there is no time limit.")
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="Fixed playouts per move (ignores the clock; for tests and analysis).")
+@click.option("--lag-buffer", default=0.25, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds kept back per move for transmission lag.")
+@click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
+@click.option("--batch", default=16, show_default=True, type=click.IntRange(1, 1024),
+              help="Leaves per network call.")
+@click.option("--max-nodes", default=None, type=click.IntRange(min=1000),
+              help="Search tree capacity (memory bound), default 4,000,000.")
+@click.option("--agent", "agent_name", default="mcts", show_default=True,
+              type=click.Choice(["mcts", "greedy"]),
+              help="Move generator: the network search, or the one-ply heuristic (no network).")
+@click.option("--seed", default=None, type=int, help="Seed for the move generator.")
 @click.option("--quiet", is_flag=True, help="No info log on stderr (errors still logged).")
-def gtp_cmd(size: int, seed: int | None, seconds: float | None, quiet: bool) -> None:
+def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
+            lag_buffer, ponder, batch, max_nodes, agent_name, seed, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from .gtp import serve
+    from .timecontrol import TimeControl, TimePolicy
+
+    time_control = None
+    try:
+        if byoyomi:
+            main_s, period, count = byoyomi.split(":")
+            time_control = TimeControl("byoyomi", float(main_s), float(period), int(count))
+        elif per_move:
+            time_control = TimeControl.per_move(per_move)
+        elif seconds is not None:
+            time_control = TimeControl.sudden_death(seconds)
+    except ValueError as e:
+        raise click.BadParameter(f"bad time control: {e}") from None
+    policy = TimePolicy(lag_buffer=lag_buffer, no_limit_seconds=move_seconds)
+    model_path = _check_model(model) if agent_name == "mcts" else None
 
     def agent_factory():
-        # Hook for the search issue: build the search player here instead.
-        from .agents.greedy import GreedyAgent
+        if agent_name == "greedy":
+            from .agents.greedy import GreedyAgent
 
-        return GreedyAgent(seed=seed)
+            return GreedyAgent(seed=seed)
+        from .inference import load_evaluator
+        from .mcts import SearchConfig
+        from .player import MCTSAgent
+
+        config = SearchConfig(batch_size=batch)
+        if max_nodes:
+            config.max_nodes = max_nodes
+        evaluator = load_evaluator(model_path, device=device, threads=threads)
+        return MCTSAgent(evaluator, config=config, playouts=playouts, seconds=move_seconds,
+                         seed=seed)
 
     # warmup: numba's kernels load in the background while the first commands are answered.
-    raise SystemExit(serve(agent_factory, board_size=size, seconds=seconds, quiet=quiet,
-                           warmup=True))
+    raise SystemExit(serve(agent_factory, board_size=size, quiet=quiet, warmup=True,
+                           time_control=time_control, time_policy=policy, ponder=ponder))
 
 
 @main.command("conformance")

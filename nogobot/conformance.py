@@ -389,7 +389,8 @@ def default_engine() -> tuple[list[str], dict[str, str]]:
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                 else "")
-    return [sys.executable, "-m", "nogobot", "gtp", "--quiet"], env
+    # A small fixed search keeps a full run quick; the protocol does not depend on strength.
+    return [sys.executable, "-m", "nogobot", "gtp", "--quiet", "--playouts", "64"], env
 
 
 def main(engine_cmd: str | None = None, files: list[str] | None = None, *,

@@ -351,10 +351,23 @@ class MCTSAgent:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)
         return self._searcher
 
-    def select_move(self, board: Board, seconds: float | None = None) -> int:
-        secs = seconds if seconds is not None else self.seconds
-        limits = SearchLimits(playouts=self.playouts, seconds=secs)
-        result = self.searcher(board.size).search(board, limits)
+    def select_move(self, board: Board, seconds=None) -> int:
+        """Search and return the move. ``seconds`` is a number (a fixed time), a
+        ``timecontrol.MoveBudget`` (the time manager: plan, maximum, early stop, extension), or
+        None (the agent's own default)."""
+        from .timecontrol import MoveBudget, SearchStopper
+
+        should_stop = None
+        if isinstance(seconds, MoveBudget):
+            budget = seconds
+            # Emergency: the clock is nearly out; a tiny search on top of the policy.
+            limits = SearchLimits(playouts=self.playouts, seconds=budget.maximum)
+            if not budget.emergency and self.playouts is None:
+                should_stop = SearchStopper(budget)
+        else:
+            secs = seconds if seconds is not None else self.seconds
+            limits = SearchLimits(playouts=self.playouts, seconds=secs)
+        result = self.searcher(board.size).search(board, limits, should_stop=should_stop)
         self.last_result = result
         if self.log is not None:
             rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
@@ -362,3 +375,10 @@ class MCTSAgent:
                   f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
                   f"time {result.seconds:.2f}s stop: {result.reason}", file=self.log, flush=True)
         return result.move
+
+    def ponder(self, board: Board, stop: threading.Event, max_seconds: float = 600.0) -> None:
+        """Think on the opponent's time (``board``: the opponent to move) until ``stop`` is set;
+        the tree is reused when the opponent's move arrives."""
+        if board.num_legal() == 0:
+            return
+        self.searcher(board.size).search(board, SearchLimits(seconds=max_seconds), stop=stop)

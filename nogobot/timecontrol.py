@@ -56,6 +56,41 @@ class TimeControl:
                 raise ValueError("durations must be finite and >= 0")
         if self.count < 0:
             raise ValueError("counts must be >= 0")
+        if self.kind in ("byoyomi", "canadian") and self.count < 1 and self.period > 0:
+            raise ValueError(f"{self.kind} needs at least one period/stone")
+
+    # -- how controllers say it -------------------------------------------------------------
+    @classmethod
+    def from_time_settings(cls, main: float, byo: float, stones: int) -> "TimeControl":
+        """GTP ``time_settings``: stones 0 and byo > 0 is no limit (GoGui sends ``0 1 0``),
+        stones 0 and byo 0 is sudden death, anything else Canadian."""
+        if stones == 0:
+            return cls("none") if byo > 0 else cls("absolute", main)
+        return cls("canadian", main, byo, stones)
+
+    @classmethod
+    def from_kgs(cls, kind: str, values: list[float]) -> "TimeControl":
+        """``kgs-time_settings`` arguments after the kind (already numbers)."""
+        arity = {"none": 0, "absolute": 1, "byoyomi": 3, "canadian": 3}
+        if kind not in arity or len(values) != arity[kind]:
+            raise ValueError(f"bad kgs-time_settings {kind} {values}")
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError("time values must be finite")
+        if kind in ("byoyomi", "canadian") and values[2] != int(values[2]):
+            raise ValueError("periods/stones must be an integer")
+        if kind == "none":
+            return cls("none")
+        if kind == "absolute":
+            return cls("absolute", values[0])
+        return cls(kind, values[0], values[1], int(values[2]))
+
+    @classmethod
+    def sudden_death(cls, seconds: float) -> "TimeControl":
+        return cls("absolute", seconds)
+
+    @classmethod
+    def per_move(cls, seconds: float) -> "TimeControl":
+        return cls("per_move", period=seconds)
 
     def describe(self) -> str:
         return {

@@ -163,7 +163,7 @@ def test_fuzz_one_engine_100k_lines(tmp_path):
     expected = [r for r in map(reference, lines) if r is not None]
 
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "nogobot", "gtp", "--seed", "1"],
+    proc = subprocess.run([sys.executable, "-m", "nogobot", "gtp", "--seed", "1", "--playouts", "8"],
                           input=b"\n".join(lines) + b"\n", capture_output=True, cwd=tmp_path,
                           env=env, timeout=240, check=False)
     stderr = proc.stderr.decode("utf-8", "replace")

@@ -61,12 +61,14 @@ def test_empty_input_exits_zero():
 
 
 def test_logs_go_to_stderr_only():
-    res = gtp(b"boardsize 5\ngenmove b\ngenmove w\nloadsgf /no/such/file.sgf\n")
+    res = gtp(b"boardsize 5\ngenmove b\ngenmove w\nloadsgf /no/such/file.sgf\n",
+              "--playouts", "32")
     assert res.returncode == 0
     got = responses(res.stdout)
     assert got[-1] == "? cannot load file"
-    assert b"GreedyAgent" in res.stderr and b"/no/such/file.sgf" in res.stderr
-    quiet = gtp(b"boardsize 5\ngenmove b\n", "--quiet")
+    assert b"MCTSAgent" in res.stderr and b"/no/such/file.sgf" in res.stderr
+    assert b"time: black move 1" in res.stderr  # the per-move time log
+    quiet = gtp(b"boardsize 5\ngenmove b\n", "--quiet", "--playouts", "32")
     assert quiet.stderr == b""
 
 

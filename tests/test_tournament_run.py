@@ -91,8 +91,8 @@ games: 6
 jobs: 1
 time: {kind: per_move, seconds: 5}
 engines:
-  random: nogobot agent random --seed 1
-  greedy: nogobot agent greedy --seed 2
+  random: nogobot agent random --seed {seed}
+  greedy: nogobot agent greedy --seed {seed}
 """)
     out = tmp_path / "out"
     results = out / "results.jsonl"
@@ -112,9 +112,22 @@ engines:
     assert final[:len(second)] == second and len(final) == 6
     keys = [tuple(json.loads(x)["key"]) for x in final]
     assert sorted(keys) == [("greedy", "random", k) for k in range(6)]
+    moves = {tuple(json.loads(x)["moves"]) for x in final}
+    assert len(moves) == 6  # {seed} differs per game: no round replays another
     assert len(os.listdir(out / "sgf")) == 6
     r = cli("tournament", str(spec), "--out", str(out))
     assert r.returncode == 0 and "already in" in r.stdout and len(lines(results)) == 6
+
+
+def test_seed_placeholder():
+    from nogobot.tournament.runner import GameTask, game_argv
+
+    argv = ["x", "--seed", "{seed}"]
+    s1 = game_argv(argv, GameTask("a", "b", 0), "a")[2]
+    assert s1 == game_argv(argv, GameTask("a", "b", 0), "a")[2]  # same on a rerun
+    assert s1 != game_argv(argv, GameTask("a", "b", 1), "a")[2]
+    assert s1 != game_argv(argv, GameTask("a", "b", 0), "b")[2]
+    assert game_argv(argv, None, "a") == ["x", "--seed", "0"]
 
 
 def test_plot_or_clear_message(tmp_path, monkeypatch):

@@ -53,7 +53,8 @@ class NoGoCommands:
 
     def __init__(self, agent_factory: Callable[[], Any], *, board_size: int = 9,
                  clock: clocks.ClockSettings | None = None,
-                 log: Callable[[str], None] = lambda msg: None):
+                 log: Callable[[str], None] = lambda msg: None,
+                 time_policy: Any = None, ponder: bool = False):
         if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
             raise ValueError(f"board size {board_size} outside "
                              f"{coords.MIN_SIZE}..{coords.MAX_SIZE}")
@@ -63,6 +64,10 @@ class NoGoCommands:
         self.size = board_size
         self.komi = 0.0
         self.clock = clocks.Clock(clock or clocks.ClockSettings())
+        self.time_policy = time_policy  # timecontrol.TimePolicy; None = its defaults
+        self.ponder = ponder
+        self._ponder_stop = None
+        self._ponder_thread = None
         self._new_game()
 
     # -- state ----------------------------------------------------------------------------
@@ -90,12 +95,34 @@ class NoGoCommands:
         except ValueError:
             raise GtpError(ILLEGAL_MOVE) from None
 
-    def move_budget(self, colour: int) -> float | None:
-        """Seconds the agent may use for this move; None = its own default.
+    def move_budget(self, colour: int):
+        """The time manager's budget (``timecontrol.MoveBudget``) for ``colour``'s next move,
+        from the time control, what is left on that colour's clock and the position."""
+        from ..timecontrol import TimePolicy, plan_move
 
-        Hook for the time-manager issue (``self.clock`` holds settings, time_left and the game
-        start). Until then agents choose their own pace."""
-        return None
+        board = self.board
+        state = self.clock.state("b" if colour == BLACK else "w")
+        return plan_move(self.clock.settings, state, board.num_legal(colour),
+                         board.num_legal(3 - colour), self.time_policy or TimePolicy())
+
+    # -- pondering ------------------------------------------------------------------------
+    def on_input(self) -> None:
+        """Called by the protocol loop as soon as any input line arrives: stop pondering."""
+        if self._ponder_thread is not None:
+            self._ponder_stop.set()
+            self._ponder_thread.join()
+            self._ponder_thread = None
+
+    def _start_pondering(self, agent) -> None:
+        import threading
+
+        board = self.board
+        if not self.ponder or not hasattr(agent, "ponder") or board.is_terminal():
+            return
+        self._ponder_stop = threading.Event()
+        self._ponder_thread = threading.Thread(
+            target=agent.ponder, args=(board.copy(), self._ponder_stop), daemon=True)
+        self._ponder_thread.start()
 
     def _get_agent(self):
         if self.agent is None:
@@ -136,11 +163,12 @@ class NoGoCommands:
         board = self.board
         if board.num_legal(colour) == 0:
             return "resign"
+        start = time.monotonic()
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
-        start = time.monotonic()
-        p = self._get_agent().select_move(work, self.move_budget(colour))
-        self.clock.used["b" if colour == BLACK else "w"] += time.monotonic() - start
+        budget = self.move_budget(colour)
+        agent = self._get_agent()
+        p = agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
         try:
             p = int(p)
         except (TypeError, ValueError):
@@ -152,7 +180,20 @@ class NoGoCommands:
             p = int(board.legal_moves(colour)[0])
         if play:
             board.play(p, colour)
-        return coords.to_gtp(p, self.size)
+        answer = coords.to_gtp(p, self.size)
+        used = time.monotonic() - start
+        c = "b" if colour == BLACK else "w"
+        self.clock.charge(c, used)
+        st = self.clock.state(c)
+        left = ("no limit" if self.clock.settings.kind in ("none", "per_move")
+                else f"{st.main_left:.1f}s main" if st.main_left > 0
+                else f"{st.period_left:.1f}s period")
+        self.log(f"time: {_NAME[colour]} move {len(board.moves)} {answer}: planned "
+                 f"{budget.planned:.2f}s max {budget.maximum:.2f}s used {used:.2f}s left {left}"
+                 + (" EMERGENCY" if budget.emergency else ""))
+        if play:
+            self._start_pondering(agent)
+        return answer
 
     def cmd_undo(self) -> None:
         if not self.board.can_undo():

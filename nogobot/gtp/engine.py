@@ -214,6 +214,7 @@ class Engine:
         self.version = version
         self.log = log or (lambda msg: None)
         self.done = False
+        self.on_input = getattr(handler, "on_input", None)
         self.commands: dict[str, _Command] = {}
         for owner in (self, handler):
             for attr in dir(type(owner)):
@@ -273,6 +274,8 @@ class Engine:
                 break
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", errors="replace")
+            if self.on_input is not None:
+                self.on_input()  # e.g. stop pondering: any input line interrupts background work
             response = self.handle(raw)
             if response is not None:
                 try:
@@ -280,6 +283,8 @@ class Engine:
                 except (BrokenPipeError, OSError, ValueError):
                     self.log("output closed; exiting")
                     break
+        if self.on_input is not None:
+            self.on_input()  # end background work before exiting
         return 0
 
 

@@ -166,7 +166,7 @@ def _fmt_elo(st: Standings, n: str) -> tuple[str, str]:
     r, ci = st.ratings.elo[n], st.ratings.ci95[n]
     if r != r:
         return "n/a", "-"
-    return f"{r:+.0f}", ("anchor" if n == st.ratings.anchor else f"±{ci:.0f}")
+    return f"{round(r):+d}", ("anchor" if n == st.ratings.anchor else f"±{ci:.0f}")
 
 
 def standings_rows(st: Standings) -> list[list[str]]:

@@ -30,6 +30,7 @@ import signal
 import tempfile
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,19 @@ class GameTask:
         return f"{self.k + 1:03d}-{self.a}-vs-{self.b}"
 
 
+def game_seed(task: GameTask, engine: str) -> int:
+    """A seed that differs per game and engine but is the same on every rerun."""
+    return zlib.crc32(f"{task.game_id}:{engine}".encode()) & 0x7FFFFFFF
+
+
+def game_argv(argv: list[str], task: GameTask | None, engine: str) -> list[str]:
+    """Fill the ``{seed}`` placeholder of an engine command (0 in the start-up check).
+
+    Without it, seeded deterministic engines would replay the same game in every round."""
+    seed = str(game_seed(task, engine)) if task is not None else "0"
+    return [a.replace("{seed}", seed) for a in argv]
+
+
 def schedule(spec: TournamentSpec, games: int) -> list[GameTask]:
     """Round k of every pairing before round k+1, so a partial tournament stays balanced."""
     return [GameTask(a, b, k) for k in range(games) for a, b in spec.pairings()]
@@ -95,7 +109,8 @@ def preflight(spec: TournamentSpec, names: list[str], jobs: int) -> None:
         e = spec.engines[name]
         with tempfile.NamedTemporaryFile(prefix=f"nogobot-{name}-", suffix=".log") as log:
             try:
-                eng = GtpProcess(e.argv, name=name, cwd=e.cwd, env=e.environment(),
+                eng = GtpProcess(game_argv(e.argv, None, name), name=name, cwd=e.cwd,
+                                 env=e.environment(),
                                  stderr_path=log.name)
             except EngineError as err:
                 return f"engine {name!r} ({e.command}) does not start: {err}"
@@ -325,8 +340,9 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
                 view.running[gid]["ply"] = len(res.moves)
                 view.running[gid]["clocks"] = (clocks[1], clocks[2])
 
-        cfg = {n: EngineConfig(n, spec.engines[n].argv, spec.engines[n].cwd,
-                               spec.engines[n].environment()) for n in (task.black, task.white)}
+        cfg = {n: EngineConfig(n, game_argv(spec.engines[n].argv, task, n),
+                               spec.engines[n].cwd, spec.engines[n].environment())
+               for n in (task.black, task.white)}
         ref = Referee(cfg[task.black], cfg[task.white], size=spec.board_size, time=spec.time,
                       startup_timeout=spec.startup_timeout,
                       command_timeout=spec.command_timeout, log_dir=out / "logs", game_id=gid,

@@ -17,13 +17,15 @@ Example (every key but ``engines`` is optional)::
     startup_timeout: 120       # seconds for an engine's first reply (imports, JIT, networks)
     command_timeout: 30        # seconds for any other untimed command (play, boardsize...)
     engines:
-      random: nogobot agent random --seed 1        # a command line (shell-like quoting) ...
+      random: nogobot agent random --seed {seed}   # a command line (shell-like quoting) ...
       rollout:                                     # ... or a mapping
         command: [nogobot, agent, rollout, --playouts, "1000"]
         threads: 1
         env: {SOME_VAR: value}
         cwd: .
 
+``{seed}`` in a command is replaced by a seed that differs per game and engine (and is the same
+when the tournament is rerun), so seeded engines do not replay one game in every round.
 A command starting with the word ``nogobot`` runs as ``<this python> -m nogobot``, so the
 engines use the same installation as the harness. Relative paths (``cwd``, script names) are
 relative to the directory the tournament is run from.

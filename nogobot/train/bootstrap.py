@@ -164,20 +164,53 @@ def generate(size: int, games: int, seed: int, n_random: int = 4) -> dict:
                                                temp, g_planes, g_policy, g_moves)
         n = plies
         to_move = np.where(np.arange(n) % 2 == 0, BLACK, WHITE)  # black first, alternate
-        sign = np.where(to_move == BLACK, 1, -1)
-        won = (to_move == winner)
         cols["planes"].append(g_planes[:n].astype(np.uint8))
         cols["policy"].append(g_policy[:n].astype(np.float16))
-        aux = np.full((n, 2), -1, np.int16)
-        for j in (1, 2):
-            aux[: max(n - j, 0), j - 1] = g_moves[j:n]
-        cols["aux"].append(aux)
-        cols["value"].append(won.astype(np.float32))
-        cols["score"].append(np.where(won, 1.0, -1.0) * min(int(margin), 5) / 5.0)
-        cols["dominion"].append((sign[:, None] * own[None, :]).reshape(n, size, size)
-                                .astype(np.int8))
+        for k, v in game_targets(to_move, g_moves[:n], winner, margin, own, size).items():
+            cols[k].append(v)
         cols["game"].append(np.full(n, g, np.int32))
     return {k: np.concatenate(v) for k, v in cols.items()}
+
+
+def game_targets(to_move: np.ndarray, moves: np.ndarray, winner: int, margin: int,
+                 own: np.ndarray, size: int, aux_moves: int = 2) -> dict:
+    """Per-position targets of one finished game, each from the view of the side to move then.
+
+    ``to_move`` [n] colour to move at each recorded position, ``moves`` [n] the move played
+    there, ``winner`` the winning colour, ``margin`` the winner's legal-move count at the end,
+    ``own`` [P] final ownership (+1 black, -1 white, 0 neither; DESIGN.md "Definitions for the
+    extra heads"). Returns ``aux`` int16 [n, aux_moves] (the next moves, -1 past the end),
+    ``value`` float32 [n] (1 = won), ``score`` float32 [n] (±min(margin, 5)/5) and
+    ``dominion`` int8 [n, N, N]."""
+    to_move = np.asarray(to_move)
+    moves = np.asarray(moves)
+    n = len(to_move)
+    sign = np.where(to_move == BLACK, 1, -1)
+    won = to_move == winner
+    aux = np.full((n, aux_moves), -1, np.int16)
+    for j in range(1, aux_moves + 1):
+        aux[: max(n - j, 0), j - 1] = moves[j:n]
+    return {
+        "aux": aux,
+        "value": won.astype(np.float32),
+        "score": (np.where(won, 1.0, -1.0) * min(int(margin), 5) / 5.0).astype(np.float32),
+        "dominion": (sign[:, None] * np.asarray(own)[None, :]).reshape(n, size, size)
+        .astype(np.int8),
+    }
+
+
+def final_outcome(board) -> tuple[int, int, np.ndarray]:
+    """(winner, margin, ownership[P]) of a finished ``Board``, as ``play_game`` computes them.
+
+    Also usable on an unfinished record (e.g. a game lost on time): the winner is then the
+    caller's business; margin and ownership are read from the position as it stands."""
+    winner = 3 - board.to_move
+    margin = board.num_legal(winner)
+    lb, lw = board.legal[BLACK], board.legal[WHITE]
+    own = np.where(board.stones == BLACK, 1, np.where(board.stones == WHITE, -1, 0))
+    own = np.where((board.stones == 0) & lb & ~lw, 1, own)
+    own = np.where((board.stones == 0) & lw & ~lb, -1, own)
+    return winner, int(margin), own.astype(np.int8)
 
 
 def _batch(data: dict, idx: np.ndarray, k: int, size: int) -> dict:

@@ -1,0 +1,304 @@
+"""Training configuration: dataclasses for every setting of ``nogobot train`` and YAML loading.
+
+A config file has the sections below; every key is optional (defaults in the dataclasses; the
+shipped examples are ``nogobot/train/configs/{tiny,cpu,gpu}.yaml``)::
+
+    name: cpu                 # free text (default: the file name)
+    seed: 0
+    board_size: 9             # self-play board (the net itself is size-agnostic)
+    generations: 1000         # stop after this many generations
+    init_checkpoint: null     # torch checkpoint to start stage 0 from (e.g. runs/bootstrap/model.pt)
+    network:   {aux_heads: 2, stages: [{blocks: 6, channels: 32}, {blocks: 8, channels: 48}]}
+    selfplay:  {games_per_generation, playouts, playout_cap_randomisation, full_search_fraction,
+                fast_playouts, policy_target_pruning, temperature_moves, ...}
+    replay:    {window_games}
+    training:  {optimizer, lr, momentum, l2, batch_size, steps_per_generation, loss weights...}
+    gating:    {games, playouts, threshold, temperature_moves, elo_k}
+    curriculum: {plateau_failures, train_next_stage}
+    export:    {parity_sizes}
+
+Errors (``ConfigError``) name the file, the line, the field and the problem, e.g.
+``cpu.yaml:12: selfplay.playouts: expected an integer >= 1, got 'many'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A training config that cannot be used; the message names file, line and field."""
+
+
+@dataclass
+class StageConfig:
+    """One curriculum stage: a network shape (the paper: 5×32 -> ... -> 20×128)."""
+
+    blocks: int = 6
+    channels: int = 32
+    garb: bool = True
+    head_channels: int = 32
+    value_hidden: int = 64
+
+
+@dataclass
+class NetworkConfig:
+    aux_heads: int = 2  # next-move auxiliary policy planes (darkforest); 0 switches them off
+    stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
+
+
+@dataclass
+class SelfPlayConfig:
+    games_per_generation: int = 100
+    playouts: int = 200  # playouts of a full search
+    playout_cap_randomisation: bool = True  # KataGo: only some moves get a full search
+    full_search_fraction: float = 0.25  # probability that a move gets the full search
+    fast_playouts: int = 50  # playouts of the other moves (not used as policy targets)
+    policy_target_pruning: bool = True  # KataGo: drop exploration visits from policy targets
+    temperature_moves: int = 8  # plies played ∝ visits^(1/temperature); then most visited
+    temperature: float = 1.0
+    dirichlet_weight: float = 0.25  # root noise (full searches only)
+    dirichlet_alpha_81: float = 0.03  # alpha = 0.03·81/N_legal
+    root_policy_temp: float = 1.03
+    c_puct: float = 1.1
+    batch_size: int = 8  # leaves per network call
+    max_nodes: int = 300_000
+    use_solver: bool = True
+
+
+@dataclass
+class ReplayConfig:
+    window_games: int = 2000  # train on the most recent games only
+
+
+@dataclass
+class TrainingConfig:
+    optimizer: str = "sgd"  # sgd | adamw
+    lr: float = 1e-3
+    momentum: float = 0.8
+    l2: float = 1e-5  # coefficient c of c·‖θ‖² (weight decay 2c)
+    batch_size: int = 128
+    steps_per_generation: int = 200
+    value_weight: float = 1.5
+    dominion_weight: float = 0.5
+    score_weight: float = 0.25
+    aux_weight: float = 0.25
+    symmetries: bool = True  # a random one of the 8 board symmetries per batch
+    log_every: int = 50  # steps between rows of metrics.csv
+
+
+@dataclass
+class GatingConfig:
+    games: int = 20  # colours alternate; 0 accepts every candidate
+    playouts: int = 100
+    threshold: float = 0.55  # the candidate replaces the best if it scores at least this
+    temperature_moves: int = 4  # opening plies sampled ∝ visits so games differ
+    elo_k: float = 16.0
+
+
+@dataclass
+class CurriculumConfig:
+    plateau_failures: int = 3  # gating failures in a row that mean "this stage has plateaued"
+    train_next_stage: bool = True  # the small net's games also train the next stage's net
+
+
+@dataclass
+class ExportConfig:
+    parity_sizes: list[int] = field(default_factory=lambda: [9])
+
+
+@dataclass
+class TrainConfig:
+    name: str = "train"
+    seed: int = 0
+    board_size: int = 9
+    generations: int = 1000
+    init_checkpoint: str | None = None
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    gating: GatingConfig = field(default_factory=GatingConfig)
+    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+    export: ExportConfig = field(default_factory=ExportConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# Value checks beyond the type: (predicate, description) per "section.field".
+_CHECKS: dict[str, tuple] = {
+    "board_size": (lambda v: 5 <= v <= 19, "an integer in 5..19"),
+    "generations": (lambda v: v >= 1, "an integer >= 1"),
+    "network.aux_heads": (lambda v: 0 <= v <= 8, "an integer in 0..8"),
+    "network.stages": (lambda v: len(v) >= 1, "a non-empty list of stages"),
+    "stage.blocks": (lambda v: v >= 1, "an integer >= 1"),
+    "stage.channels": (lambda v: v >= 2 and v % 2 == 0, "an even integer >= 2"),
+    "stage.head_channels": (lambda v: v >= 1, "an integer >= 1"),
+    "stage.value_hidden": (lambda v: v >= 1, "an integer >= 1"),
+    "selfplay.games_per_generation": (lambda v: v >= 1, "an integer >= 1"),
+    "selfplay.playouts": (lambda v: v >= 1, "an integer >= 1"),
+    "selfplay.fast_playouts": (lambda v: v >= 1, "an integer >= 1"),
+    "selfplay.full_search_fraction": (lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    "selfplay.temperature_moves": (lambda v: v >= 0, "an integer >= 0"),
+    "selfplay.temperature": (lambda v: v > 0, "a number > 0"),
+    "selfplay.dirichlet_weight": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "selfplay.dirichlet_alpha_81": (lambda v: v > 0, "a number > 0"),
+    "selfplay.root_policy_temp": (lambda v: v > 0, "a number > 0"),
+    "selfplay.c_puct": (lambda v: v > 0, "a number > 0"),
+    "selfplay.batch_size": (lambda v: 1 <= v <= 1024, "an integer in 1..1024"),
+    "selfplay.max_nodes": (lambda v: v >= 10_000, "an integer >= 10000"),
+    "replay.window_games": (lambda v: v >= 1, "an integer >= 1"),
+    "training.optimizer": (lambda v: v in ("sgd", "adamw"), "'sgd' or 'adamw'"),
+    "training.lr": (lambda v: v > 0, "a number > 0"),
+    "training.momentum": (lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "training.l2": (lambda v: v >= 0, "a number >= 0"),
+    "training.batch_size": (lambda v: v >= 1, "an integer >= 1"),
+    "training.steps_per_generation": (lambda v: v >= 1, "an integer >= 1"),
+    "training.log_every": (lambda v: v >= 1, "an integer >= 1"),
+    "gating.games": (lambda v: v >= 0, "an integer >= 0"),
+    "gating.playouts": (lambda v: v >= 1, "an integer >= 1"),
+    "gating.threshold": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "gating.temperature_moves": (lambda v: v >= 0, "an integer >= 0"),
+    "gating.elo_k": (lambda v: v > 0, "a number > 0"),
+    "curriculum.plateau_failures": (lambda v: v >= 1, "an integer >= 1"),
+    "export.parity_sizes": (lambda v: len(v) >= 1 and all(5 <= s <= 19 for s in v),
+                            "a non-empty list of board sizes in 5..19"),
+}
+for _k in ("value_weight", "dominion_weight", "score_weight", "aux_weight"):
+    _CHECKS[f"training.{_k}"] = (lambda v: v >= 0, "a number >= 0")
+
+
+class _Ctx:
+    """Where we are in the file, for error messages."""
+
+    def __init__(self, path: Path, lines: dict):
+        self.path, self.lines = path, lines
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        line = self.lines.get(key)
+        while line is None and "." in key:  # fall back to the enclosing section
+            key_parent = key.rsplit(".", 1)[0]
+            line = self.lines.get(key_parent)
+            if line is not None:
+                break
+            key = key_parent
+        where = f"{self.path}:{line}" if line else f"{self.path}"
+        return ConfigError(f"{where}: {problem}")
+
+
+def _key_lines(node, prefix: str, out: dict) -> None:
+    """Map dotted key paths (list items as [i]) to 1-based line numbers from the YAML nodes."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = f"{prefix}.{k.value}" if prefix else str(k.value)
+            out[key] = k.start_mark.line + 1
+            _key_lines(v, key, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            key = f"{prefix}[{i}]"
+            out[key] = v.start_mark.line + 1
+            _key_lines(v, key, out)
+
+
+def _convert(value: Any, typ, key: str, ctx: _Ctx):
+    """Check/convert one scalar to the dataclass field's type."""
+    shown = f"{value!r}"
+    if typ in ("int", int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ctx.error(key, f"{key}: expected an integer, got {shown}")
+        return value
+    if typ in ("float", float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ctx.error(key, f"{key}: expected a number, got {shown}")
+        return float(value)
+    if typ in ("bool", bool):
+        if not isinstance(value, bool):
+            raise ctx.error(key, f"{key}: expected true or false, got {shown}")
+        return value
+    if typ in ("str", str):
+        if not isinstance(value, str):
+            raise ctx.error(key, f"{key}: expected a string, got {shown}")
+        return value
+    if typ == "str | None":
+        if value is not None and not isinstance(value, str):
+            raise ctx.error(key, f"{key}: expected a path (string) or null, got {shown}")
+        return value
+    if typ == "list[int]":
+        if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int)
+                                              for v in value):
+            raise ctx.error(key, f"{key}: expected a list of integers, got {shown}")
+        return list(value)
+    raise AssertionError(f"unhandled type {typ} for {key}")
+
+
+def _build(cls, data: Any, key: str, ctx: _Ctx, check_prefix: str):
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ctx.error(key, f"{key or 'the file'}: expected a mapping of settings, got "
+                             f"{type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        k = unknown[0]
+        full = f"{key}.{k}" if key else str(k)
+        raise ctx.error(full, f"unknown setting {full!r} (known in "
+                              f"{key or 'the top level'}: {', '.join(sorted(fields))})")
+    kwargs = {}
+    for name, value in data.items():
+        f = fields[name]
+        full = f"{key}.{name}" if key else name
+        sub = {"network": NetworkConfig, "selfplay": SelfPlayConfig, "replay": ReplayConfig,
+               "training": TrainingConfig, "gating": GatingConfig,
+               "curriculum": CurriculumConfig, "export": ExportConfig}.get(name) \
+            if cls is TrainConfig else None
+        if sub is not None:
+            kwargs[name] = _build(sub, value, full, ctx, name)
+            continue
+        if cls is NetworkConfig and name == "stages":
+            if not isinstance(value, list):
+                raise ctx.error(full, f"{full}: expected a list of stages "
+                                      "(each {blocks: B, channels: C}), got " f"{value!r}")
+            kwargs[name] = [_build(StageConfig, v, f"{full}[{i}]", ctx, "stage")
+                            for i, v in enumerate(value)]
+        else:
+            kwargs[name] = _convert(value, f.type, full, ctx)
+        check = _CHECKS.get(f"{check_prefix}.{name}" if check_prefix else name)
+        if check is not None and not check[0](kwargs[name]):
+            raise ctx.error(full, f"{full}: expected {check[1]}, got {value!r}")
+    return cls(**kwargs)
+
+
+def load_config(path) -> TrainConfig:
+    """Read and validate a training config; raises ConfigError naming file, line and field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config ({e})") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"{where}: not valid YAML ({problem})") from None
+    lines: dict = {}
+    if node is not None:
+        _key_lines(node, "", lines)
+    ctx = _Ctx(path, lines)
+    if data is None:
+        data = {}
+    cfg = _build(TrainConfig, data, "", ctx, "")
+    if "name" not in data:
+        cfg.name = path.stem
+    return cfg

@@ -1,0 +1,407 @@
+"""The NoGoZero+ generation loop: self-play -> train -> export -> gate, with network curriculum.
+
+One generation g (state.json ``phase`` says which step is next, so a killed run resumes there):
+
+1. **selfplay**: the best net plays ``games_per_generation`` games into ``games/gen{g}/``
+   (one shard per game, atomic; a resumed generation plays only the missing ones).
+2. **train**: the current stage's net, and the next stage's net when ``train_next_stage`` (the
+   small net's games also train the big one), train ``steps_per_generation`` steps on the replay
+   window; each checkpoint ``ckpt/stage{s}.pt`` records the generation it was trained for, so a
+   rerun never trains twice. Loss rows go to ``metrics.csv``.
+3. **export + gate**: the candidate is exported to ``nets/gen{g}-s{s}.onnx`` (parity-checked) and
+   plays ``gating.games`` games against the best; it becomes the best if it scores
+   >= ``gating.threshold``. Elo (K = 16 updates, the best's rating carried over) goes to
+   ``elo.csv``, the generation summary to ``generations.csv`` and stderr.
+
+**Curriculum** (config ``network.stages``): a stage has *plateaued* after
+``curriculum.plateau_failures`` gating failures in a row; from then on the candidate gated is the
+next stage's net (trained all along on the same games), and when it wins, generation switches to
+it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (copy), ``games/``,
+``ckpt/``, ``nets/``, ``metrics.csv``, ``elo.csv``, ``generations.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .config import TrainConfig
+from .selfplay import generate_games
+
+STATE_VERSION = 1
+METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value", "dominion",
+                 "score", "aux", "positions", "games_total"]
+ELO_FIELDS = ["generation", "candidate", "stage", "best", "wins", "losses", "score",
+              "accepted", "elo_candidate", "elo_best_before", "games_total", "time"]
+GEN_FIELDS = ["generation", "stage", "games", "positions", "mean_plies", "black_win_rate",
+              "selfplay_s", "train_s", "gate_s", "gate_score", "accepted", "best", "best_elo",
+              "games_total"]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def write_json(path: Path, obj) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1))
+    os.replace(tmp, path)
+
+
+def append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
+    """Append rows (header on a new file); one write + fsync, so a kill leaves whole lines."""
+    new = not path.exists()
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
+    if new:
+        w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    with open(path, "a", encoding="utf-8", newline="") as f:
+        f.write(buf.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_csv(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        return [r for r in csv.DictReader(f) if None not in r.values()]
+
+
+class Progress:
+    """A rich progress bar on stderr (plain, occasional lines when stderr is not a terminal)."""
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.done = label, total, 0
+        self.t0 = time.perf_counter()
+        self._bar = None
+        self._last = 0.0
+        try:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RP,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            console = Console(stderr=True)
+            if console.is_terminal:
+                self._bar = RP("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
+                               TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                               transient=True)
+                self._task = self._bar.add_task(label, total=total)
+                self._bar.start()
+        except ImportError:
+            pass
+
+    def __call__(self, n: int = 1) -> None:
+        self.done += n
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n)
+        elif time.perf_counter() - self._last > 30 or self.done == self.total:
+            self._last = time.perf_counter()
+            log(f"  {self.label}: {self.done}/{self.total} "
+                f"({time.perf_counter() - self.t0:.0f} s)")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+class TrainingRun:
+    """A run directory and its state; ``run()`` executes generations until a limit."""
+
+    def __init__(self, cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
+                 config_path=None):
+        self.cfg = cfg
+        self.dir = Path(run_dir)
+        self.device = device
+        self.workers = workers
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for sub in ("games", "ckpt", "nets"):
+            (self.dir / sub).mkdir(exist_ok=True)
+        for tmp in self.dir.rglob("*.tmp"):  # half-written files of a killed run
+            tmp.unlink(missing_ok=True)
+        if config_path is not None and not (self.dir / "config.yaml").exists():
+            shutil.copyfile(config_path, self.dir / "config.yaml")
+        self.state_path = self.dir / "state.json"
+        self.state = json.loads(self.state_path.read_text()) if self.state_path.exists() else None
+        from .replay import ReplayBuffer
+
+        self.replay = ReplayBuffer(self.dir / "games", cfg.replay.window_games)
+        self._trainers: dict[int, object] = {}
+
+    # -- state ----------------------------------------------------------------------------
+    def save_state(self) -> None:
+        self.state["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        write_json(self.state_path, self.state)
+
+    def ckpt(self, stage: int) -> Path:
+        return self.dir / "ckpt" / f"stage{stage}.pt"
+
+    def trainer(self, stage: int):
+        """The stage's trainer: from memory, its checkpoint, or new (stage 0 from the init)."""
+        from .trainer import Trainer, net_config
+
+        t = self._trainers.get(stage)
+        if t is not None:
+            return t
+        cfg = self.cfg
+        path = self.ckpt(stage)
+        if path.exists():
+            t = Trainer.resume(path, cfg.training, self.device, cfg.seed + stage)
+        else:
+            ncfg = net_config(cfg.network.stages[stage], cfg.network.aux_heads)
+            t = Trainer(ncfg, cfg.training, self.device, cfg.seed + stage)
+            if stage == 0 and cfg.init_checkpoint:
+                skipped = t.init_from(cfg.init_checkpoint)
+                if skipped:
+                    log(f"init: {cfg.init_checkpoint}: {len(skipped)} tensors not copied "
+                        f"(shape differs from stage 0): {', '.join(skipped[:4])}...")
+        self._trainers[stage] = t
+        return t
+
+    def export(self, stage: int, generation: int) -> Path:
+        from .export import export_net
+
+        out = self.dir / "nets" / f"gen{generation:04d}-s{stage}.onnx"
+        if out.exists() and out.with_suffix(".yaml").exists():
+            return out
+        t = self.trainer(stage)
+        training = {"run": str(self.dir), "config": self.cfg.name, "generation": generation,
+                    "stage": stage, "steps": t.meta["steps"], "samples": t.meta["samples"],
+                    "selfplay_games": self.state["games_total"] if self.state else 0,
+                    "board_sizes": [self.cfg.board_size]}
+        export_net(t.cpu_model(), out, training=training,
+                   sizes=tuple(self.cfg.export.parity_sizes))
+        return out
+
+    def initialise(self, from_games=None, from_games_steps: int = 1000) -> None:
+        """Generation 0: the initial net (init checkpoint, supervised on records, or random)."""
+        cfg = self.cfg
+        if cfg.init_checkpoint and not Path(cfg.init_checkpoint).exists():
+            raise FileNotFoundError(f"init_checkpoint {cfg.init_checkpoint}: no such file")
+        t = self.trainer(0)
+        info = {}
+        if from_games:
+            info = self.supervised(from_games, from_games_steps)
+        t.save(self.ckpt(0), generation=0, extra={"from_games": info or None})
+        self.state = {"version": STATE_VERSION, "generation": 1, "phase": "selfplay",
+                      "stage": 0, "best": None, "best_elo": 0.0, "failures": 0,
+                      "games_total": 0, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+                      "seconds": 0.0, "from_games": info or None}
+        best = self.export(0, 0)
+        self.state["best"] = str(best.relative_to(self.dir))
+        self.save_state()
+        log(f"initialised {self.dir}: stage 0 {cfg.network.stages[0].blocks}x"
+            f"{cfg.network.stages[0].channels}, best = {self.state['best']}")
+
+    def supervised(self, path, steps: int) -> dict:
+        """Train the stage-0 net on existing game records (SGF or .npz shards)."""
+        from .replay import concat, load_games, positions
+
+        games, counts = load_games(path)
+        data = concat(games)
+        if not data:
+            raise ValueError(f"{path}: no usable game records ({counts})")
+        n = positions(data)
+        log(f"supervised: {len(games)} games ({counts}), {n} positions, {steps} steps")
+        t = self.trainer(0)
+        bar = Progress("supervised", steps)
+        rows = t.train(data, steps, progress=bar)
+        bar.close()
+        append_csv(self.dir / "metrics.csv", METRIC_FIELDS,
+                   [{"generation": 0, "stage": 0, "net": "supervised", **r, "positions": n,
+                     "games_total": 0} for r in rows])
+        return {"path": str(path), "games": len(games), "positions": n, "steps": steps,
+                **counts}
+
+    # -- one generation ---------------------------------------------------------------------
+    def gate_stage(self) -> int:
+        st, n = self.state, len(self.cfg.network.stages)
+        plateau = st["failures"] >= self.cfg.curriculum.plateau_failures
+        return st["stage"] + 1 if plateau and st["stage"] + 1 < n else st["stage"]
+
+    def selfplay(self, g: int) -> dict:
+        cfg, sp = self.cfg, self.cfg.selfplay
+        folder = self.dir / "games" / f"gen{g:04d}"
+        stems = [folder / f"g{i:05d}" for i in range(sp.games_per_generation)]
+        have = sum(s.with_suffix(".npz").exists() for s in stems)
+        t0 = time.perf_counter()
+        bar = Progress(f"gen {g} self-play", len(stems))
+        bar(have)
+        seed = int(np.random.SeedSequence([cfg.seed, g, have]).generate_state(1)[0] % 2**31)
+        generate_games(str(self.dir / self.state["best"]), stems, cfg.board_size, sp, seed,
+                       workers=self.workers, device=self.device, progress=bar)
+        bar.close()
+        plies, black = [], []
+        for s in stems:
+            with np.load(s.with_suffix(".npz")) as z:
+                plies.append(int(z["plies"]))
+                black.append(int(z["winner"]) == 1)
+        return {"games": len(stems), "positions": int(sum(plies)),
+                "mean_plies": round(float(np.mean(plies)), 1),
+                "black_win_rate": round(float(np.mean(black)), 3),
+                "selfplay_s": round(time.perf_counter() - t0, 1)}
+
+    def train(self, g: int) -> float:
+        from .trainer import checkpoint_generation
+
+        cfg = self.cfg
+        stage = self.state["stage"]
+        stages = [stage]
+        if cfg.curriculum.train_next_stage and stage + 1 < len(cfg.network.stages):
+            stages.append(stage + 1)
+        t0 = time.perf_counter()
+        data = None
+        for s in stages:
+            if checkpoint_generation(self.ckpt(s)) >= g:
+                continue  # trained for this generation before a kill
+            if data is None:
+                from .replay import positions
+
+                data = self.replay.load()
+                n = positions(data)
+            t = self.trainer(s)
+            steps = cfg.training.steps_per_generation
+            bar = Progress(f"gen {g} train stage {s}", steps)
+            rows = t.train(data, steps, progress=bar)
+            bar.close()
+            t.save(self.ckpt(s), generation=g)
+            stg = cfg.network.stages[s]
+            append_csv(self.dir / "metrics.csv", METRIC_FIELDS,
+                       [{"generation": g, "stage": s, "net": f"b{stg.blocks}c{stg.channels}",
+                         **r, "positions": n, "games_total": self.state["games_total"]}
+                        for r in rows])
+        return round(time.perf_counter() - t0, 1)
+
+    def gate(self, g: int) -> dict:
+        from .match import NetPlayer, elo_update, play_match
+
+        cfg, gc = self.cfg, self.cfg.gating
+        st = self.state
+        s = self.gate_stage()
+        t0 = time.perf_counter()
+        cand = self.export(s, g)
+        done = [r for r in read_csv(self.dir / "elo.csv") if int(r["generation"]) == g]
+        if done:  # gated before a kill: reuse the recorded result
+            r = done[-1]
+            wins, losses = int(r["wins"]), int(r["losses"])
+            accepted = r["accepted"] == "True"
+            elo_c = float(r["elo_candidate"])
+        else:
+            if gc.games > 0:
+                seed = cfg.seed * 7919 + g
+                solver = cfg.selfplay.use_solver
+                a = NetPlayer(str(cand), cfg.board_size, gc.playouts, gc.temperature_moves,
+                              seed, name=cand.stem, use_solver=solver)
+                b = NetPlayer(str(self.dir / st["best"]), cfg.board_size, gc.playouts,
+                              gc.temperature_moves, seed + 1, name=Path(st["best"]).stem,
+                              use_solver=solver)
+                bar = Progress(f"gen {g} gating", gc.games)
+                res = play_match(a, b, gc.games, cfg.board_size, progress=lambda r: bar(1))
+                bar.close()
+                wins, losses, order = res.wins, res.losses, res.outcomes
+            else:
+                wins, losses, order = 0, 0, []
+            score = wins / (wins + losses) if wins + losses else 1.0
+            accepted = score >= gc.threshold
+            elo_c, _ = elo_update(st["best_elo"], st["best_elo"], wins, losses, gc.elo_k, order)
+            append_csv(self.dir / "elo.csv", ELO_FIELDS, [{
+                "generation": g, "candidate": cand.stem, "stage": s, "best": Path(st["best"]).stem,
+                "wins": wins, "losses": losses, "score": round(score, 3), "accepted": accepted,
+                "elo_candidate": round(elo_c, 1), "elo_best_before": round(st["best_elo"], 1),
+                "games_total": st["games_total"], "time": time.strftime("%Y-%m-%d %H:%M:%S")}])
+        score = wins / (wins + losses) if wins + losses else 1.0
+        if accepted:
+            st["best"] = str(cand.relative_to(self.dir))
+            st["best_elo"] = elo_c
+            if s != st["stage"]:
+                log(f"curriculum: stage {s} net wins gating; self-play switches to stage {s}")
+                st["stage"] = s
+            st["failures"] = 0
+        else:
+            st["failures"] += 1
+        return {"gate_score": round(score, 3), "accepted": accepted,
+                "gate_s": round(time.perf_counter() - t0, 1), "gated_stage": s}
+
+    # -- driver -------------------------------------------------------------------------------
+    def run(self, generations: int | None = None, max_minutes: float | None = None) -> int:
+        """Run generations until ``generations`` (total, counting from 1) or the time limit.
+
+        Returns the number of generations completed in this call."""
+        cfg = self.cfg
+        last = generations if generations is not None else cfg.generations
+        t_start = time.perf_counter()
+        completed = 0
+        summary: dict = self.state.get("current", {}) or {}
+        while self.state["generation"] <= last:
+            g = self.state["generation"]
+            if max_minutes is not None and (time.perf_counter() - t_start) / 60 >= max_minutes:
+                log(f"time limit of {max_minutes} min reached before generation {g} "
+                    f"({self.state['phase']}); rerun to continue")
+                break
+            phase_t0 = time.perf_counter()
+            if self.state["phase"] == "selfplay":
+                summary = self.selfplay(g)
+                self.state["games_total"] += summary["games"]
+                self.state["phase"] = "train"
+                self.state["current"] = summary
+            elif self.state["phase"] == "train":
+                summary["train_s"] = self.train(g)
+                self.state["phase"] = "gate"
+                self.state["current"] = summary
+            else:
+                summary.update(self.gate(g))
+                row = {"generation": g, "stage": summary.get("gated_stage"), **summary,
+                       "best": Path(self.state["best"]).stem,
+                       "best_elo": round(self.state["best_elo"], 1),
+                       "games_total": self.state["games_total"]}
+                if not any(int(r["generation"]) == g
+                           for r in read_csv(self.dir / "generations.csv")):
+                    append_csv(self.dir / "generations.csv", GEN_FIELDS, [row])
+                self.state["generation"] = g + 1
+                self.state["phase"] = "selfplay"
+                self.state["current"] = {}
+                completed += 1
+                log(f"gen {g}: {summary.get('games', '?')} games ({summary.get('mean_plies')} "
+                    f"plies, black {summary.get('black_win_rate')}), self-play "
+                    f"{summary.get('selfplay_s')} s, train {summary.get('train_s')} s; candidate "
+                    f"stage {summary['gated_stage']} scored {summary['gate_score']:.2f} -> "
+                    f"{'ACCEPTED' if summary['accepted'] else 'rejected'}; best "
+                    f"{row['best']} (Elo {row['best_elo']}), {self.state['games_total']} games "
+                    f"total, stage {self.state['stage']}, failures {self.state['failures']}")
+                summary = {}
+            self.state["seconds"] = round(self.state.get("seconds", 0.0)
+                                          + time.perf_counter() - phase_t0, 1)
+            self.save_state()
+        return completed
+
+
+def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
+                  config_path=None, from_games=None, from_games_steps: int = 1000,
+                  generations: int | None = None, max_minutes: float | None = None,
+                  torch_threads: int = 1) -> int:
+    """What ``nogobot train CONFIG --run-dir DIR`` does (resume included)."""
+    import torch
+
+    torch.set_num_threads(max(1, torch_threads))
+    run = TrainingRun(cfg, run_dir, device=device, workers=workers, config_path=config_path)
+    if run.state is None:
+        run.initialise(from_games, from_games_steps)
+    else:
+        if from_games and not run.state.get("from_games"):
+            log("note: --from-games ignored: this run directory was initialised without it "
+                "(use a new --run-dir)")
+        log(f"resuming {run.dir}: generation {run.state['generation']} "
+            f"({run.state['phase']}), stage {run.state['stage']}, best {run.state['best']}, "
+            f"{run.state['games_total']} self-play games")
+    return run.run(generations, max_minutes)

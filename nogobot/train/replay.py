@@ -1,0 +1,187 @@
+"""The replay window: game shards on disk -> training arrays in memory -> symmetric batches.
+
+``ReplayBuffer`` keeps the most recent ``window_games`` shards (ordered by generation, then game
+index, as their file names sort), loads each file once and concatenates per board size.
+``records_to_arrays`` turns existing game records (SGF files) into the same arrays (one-hot
+policy targets on the moves played), so ``--from-games`` accepts SGF and our .npz shards alike.
+Batches reuse ``bootstrap._batch`` (planes, targets and auxiliary moves under one symmetry).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+KEYS = ("planes", "policy", "policy_weight", "aux", "value", "score", "dominion")
+
+
+def load_shard(path) -> dict:
+    """Arrays of one .npz shard (only the training keys), validated for shape agreement."""
+    with np.load(path) as z:
+        d = {k: z[k] for k in KEYS if k in z.files}
+    missing = [k for k in KEYS if k not in d and k != "policy_weight"]
+    if missing:
+        raise ValueError(f"{path}: not a nogobot game shard (missing {missing})")
+    n = len(d["value"])
+    if "policy_weight" not in d:
+        d["policy_weight"] = np.ones(n, np.float32)
+    if any(len(v) != n for v in d.values()):
+        raise ValueError(f"{path}: arrays of different lengths")
+    return d
+
+
+def shard_size(d: dict) -> int:
+    return int(d["planes"].shape[-1])
+
+
+def concat(parts: list[dict]) -> dict[int, dict]:
+    """Concatenate shards, grouped by board size."""
+    by_size: dict[int, list[dict]] = {}
+    for d in parts:
+        if len(d["value"]):
+            by_size.setdefault(shard_size(d), []).append(d)
+    return {s: {k: np.concatenate([d[k] for d in ds]) for k in KEYS}
+            for s, ds in by_size.items()}
+
+
+class ReplayBuffer:
+    """Most recent ``window`` game shards under ``root`` (recursively), cached in memory."""
+
+    def __init__(self, root, window: int):
+        self.root = Path(root)
+        self.window = window
+        self._cache: dict[str, dict] = {}
+
+    def shard_paths(self) -> list[Path]:
+        return sorted(self.root.rglob("*.npz"))
+
+    def load(self, extra: list[dict] | None = None) -> dict[int, dict]:
+        paths = self.shard_paths()[-self.window:]
+        keep = {str(p) for p in paths}
+        for k in list(self._cache):
+            if k not in keep:
+                del self._cache[k]
+        parts = []
+        for p in paths:
+            d = self._cache.get(str(p))
+            if d is None:
+                try:
+                    d = self._cache[str(p)] = load_shard(p)
+                except (OSError, ValueError, KeyError) as e:
+                    # A damaged shard costs one game, never the run.
+                    import sys
+
+                    print(f"warning: skipping {p}: {e}", file=sys.stderr)
+                    continue
+            parts.append(d)
+        return concat(parts + list(extra or []))
+
+    def games(self) -> int:
+        return len(self.shard_paths())
+
+
+def positions(data: dict[int, dict]) -> int:
+    return int(sum(len(d["value"]) for d in data.values()))
+
+
+def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
+                 symmetries: bool = True) -> dict:
+    """A batch of torch tensors from one board size (chosen ∝ positions), under one random
+    symmetry. The policy target rows are rescaled so the policy loss averages over the
+    positions that have a policy target (``policy_weight`` 1) only."""
+    import torch
+
+    from .bootstrap import _batch
+
+    sizes = sorted(data)
+    counts = np.array([len(data[s]["value"]) for s in sizes], np.float64)
+    size = sizes[int(rng.choice(len(sizes), p=counts / counts.sum()))]
+    d = data[size]
+    idx = rng.integers(0, len(d["value"]), batch)
+    k = int(rng.integers(8)) if symmetries else 0
+    t = _batch(d, idx, k, size)
+    w = torch.from_numpy(d["policy_weight"][idx].astype(np.float32))
+    scale = w * (len(idx) / max(float(w.sum()), 1.0))
+    t["policy"] = t["policy"] * scale[:, None]
+    # The auxiliary moves come from every position (they are moves actually played).
+    return t
+
+
+# --------------------------------------------------------------------------------------------
+# Existing game records (--from-games)
+# --------------------------------------------------------------------------------------------
+
+
+def record_arrays(rec) -> dict | None:
+    """Training arrays of one ``sgf.GameRecord`` (policy = the move played, one-hot).
+
+    The winner is the side left without a legal move when the record ends there, else the
+    record's RE[] (B+.../W+...); a record with neither is skipped (None)."""
+    from ..features import board_planes
+    from .bootstrap import final_outcome, game_targets
+
+    board = rec.board(upto=0)
+    size = rec.size
+    area = size * size
+    planes, policy, moves, to_move = [], [], [], []
+    for colour, p in rec.moves:
+        if board.to_move != colour:
+            board.to_move = colour
+        planes.append(board_planes(board).astype(np.uint8))
+        pol = np.zeros(area, np.float16)
+        pol[p] = 1.0
+        policy.append(pol)
+        moves.append(p)
+        to_move.append(colour)
+        board.play(p, colour)
+    if not moves:
+        return None
+    winner, margin, own = final_outcome(board)
+    if not board.is_terminal():
+        res = (rec.result or "").strip().upper()
+        if not res or res[0] not in "BW":
+            return None
+        winner = 1 if res[0] == "B" else 2
+        margin = board.num_legal(winner)
+    tgt = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
+    n = len(moves)
+    return {"planes": np.stack(planes), "policy": np.stack(policy),
+            "policy_weight": np.ones(n, np.float32), **tgt}
+
+
+def load_games(path) -> tuple[list[dict], dict]:
+    """Arrays from SGF files and/or .npz shards under ``path`` (a file or a directory).
+
+    Returns (list of per-game arrays, summary counts). Unreadable/illegal records are skipped
+    and counted."""
+    from .. import sgf
+
+    path = Path(path)
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in (".sgf", ".npz"))
+    else:
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    # A directory of our own shards has both g.sgf and g.npz: read the .npz (richer targets).
+    npz_stems = {p.with_suffix("") for p in files if p.suffix == ".npz"}
+    out, counts = [], {"sgf": 0, "npz": 0, "skipped": 0}
+    for p in files:
+        try:
+            if p.suffix == ".npz":
+                out.append(load_shard(p))
+                counts["npz"] += 1
+            elif p.with_suffix("") not in npz_stems:
+                d = record_arrays(sgf.load(p))
+                if d is None:
+                    counts["skipped"] += 1
+                    continue
+                out.append(d)
+                counts["sgf"] += 1
+        except (OSError, ValueError) as e:  # SgfError is a ValueError
+            counts["skipped"] += 1
+            import sys
+
+            print(f"warning: skipping {p}: {e}", file=sys.stderr)
+    return out, counts

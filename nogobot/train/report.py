@@ -1,0 +1,116 @@
+"""`nogobot train report DIR`: loss curves and Elo against self-play games, as one PNG.
+
+Reads the run directory's ``metrics.csv`` (loss rows per training step, per stage),
+``elo.csv`` (one gating match per generation) and ``generations.csv``; writes
+``DIR/report.png`` (or ``--out``) and prints a short text summary. Needs matplotlib (part of the
+train extra); without it, ``ReportError`` says so and the text summary still works.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .loop import read_csv
+
+
+class ReportError(RuntimeError):
+    """The report cannot be drawn (no run directory, no data, or no matplotlib)."""
+
+
+def _f(r: dict, k: str) -> float:
+    try:
+        return float(r.get(k) or "nan")
+    except ValueError:
+        return float("nan")
+
+
+def text_summary(run_dir) -> str:
+    run_dir = Path(run_dir)
+    gens = read_csv(run_dir / "generations.csv")
+    elo = read_csv(run_dir / "elo.csv")
+    lines = [f"{run_dir}: {len(gens)} generations"]
+    if gens:
+        last = gens[-1]
+        accepted = sum(r["accepted"] == "True" for r in gens)
+        lines.append(f"  self-play games: {last['games_total']}, accepted candidates: "
+                     f"{accepted}/{len(gens)}, best {last['best']} (Elo {last['best_elo']}), "
+                     f"stage {last['stage']}")
+    for r in elo[-5:]:
+        lines.append(f"  gen {r['generation']}: {r['candidate']} vs {r['best']} "
+                     f"{r['wins']}-{r['losses']} -> {'accepted' if r['accepted'] == 'True' else 'rejected'}"
+                     f" (Elo {r['elo_candidate']})")
+    return "\n".join(lines)
+
+
+def draw_report(run_dir, out=None) -> Path:
+    """Write the PNG; returns its path."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReportError(f"{run_dir}: no such run directory")
+    metrics = read_csv(run_dir / "metrics.csv")
+    elo = read_csv(run_dir / "elo.csv")
+    if not metrics and not elo:
+        raise ReportError(f"{run_dir}: no metrics.csv or elo.csv yet (nothing trained)")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ReportError("the report needs matplotlib, which is not installed "
+                          "(pip install matplotlib, or the train extra)") from None
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    ax = axes[0]
+    nets = sorted({(int(r["stage"]), r["net"]) for r in metrics})
+    styles = {"total": "-", "policy": "--", "value": ":"}
+    for stage, net in nets:
+        rows = [r for r in metrics if int(r["stage"]) == stage and r["net"] == net]
+        x = [_f(r, "step") for r in rows]
+        for key, ls in styles.items():
+            ax.plot(x, [_f(r, key) for r in rows], ls, label=f"{net} {key}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("loss")
+    ax.set_title("training losses")
+    ax.grid(alpha=0.3)
+    if nets:
+        ax.legend(fontsize=7)
+    ax = axes[1]
+    for stage, net in nets:
+        rows = [r for r in metrics if int(r["stage"]) == stage and r["net"] == net]
+        x = [_f(r, "step") for r in rows]
+        for key in ("dominion", "score", "aux"):
+            ax.plot(x, [_f(r, key) for r in rows], label=f"{net} {key}")
+    ax.set_xlabel("training step")
+    ax.set_title("auxiliary losses")
+    ax.grid(alpha=0.3)
+    if nets:
+        ax.legend(fontsize=7)
+    ax = axes[2]
+    if elo:
+        games = [_f(r, "games_total") for r in elo]
+        cand = [_f(r, "elo_candidate") for r in elo]
+        acc = [r["accepted"] == "True" for r in elo]
+        best, level = [], 0.0
+        for r, a in zip(elo, acc):
+            level = _f(r, "elo_candidate") if a else _f(r, "elo_best_before")
+            best.append(level)
+        ax.step(games, best, where="post", label="best net")
+        ax.scatter([g for g, a in zip(games, acc) if a], [c for c, a in zip(cand, acc) if a],
+                   marker="o", label="accepted candidate")
+        ax.scatter([g for g, a in zip(games, acc) if not a],
+                   [c for c, a in zip(cand, acc) if not a], marker="x", label="rejected")
+        ax.legend(fontsize=7)
+    ax.set_xlabel("self-play games")
+    ax.set_ylabel("Elo (K=16 gating updates, gen 0 = 0)")
+    ax.set_title("Elo against self-play games")
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"nogobot training run {run_dir.name}")
+    fig.tight_layout()
+    out = Path(out) if out else run_dir / "report.png"
+    tmp = out.with_name(out.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    import os
+
+    os.replace(tmp, out)
+    return out

@@ -1,0 +1,261 @@
+"""Self-play games with the real search, written as game shards (npz + SGF).
+
+One game = one shard ``<stem>.npz`` (training arrays) + ``<stem>.sgf`` (the record), both written
+atomically (tmp file, then ``os.replace``; the .npz last, so an .npz on disk is a finished game).
+Shard arrays, one row per recorded position, everything from the side to move:
+
+==============  =================  ====================================================
+key             dtype / shape      meaning
+==============  =================  ====================================================
+planes          uint8 [n,C,N,N]    input planes (``nogobot.features``)
+policy          float16 [n,N*N]    search visit distribution (pruned when enabled)
+policy_weight   float32 [n]        1 = full search (a policy target), 0 = fast search
+moves           int16 [n]          the move played
+aux             int16 [n,2]        the next two moves (-1 past the end; auxiliary heads)
+value           float32 [n]        1 if the side to move won
+score           float32 [n]        ±min(margin, 5)/5 (DESIGN.md "Definitions")
+dominion        int8 [n,N,N]       final ownership, +1 = the side to move's
+size, plies...  scalars            board size, game length, winner, model name, seed
+==============  =================  ====================================================
+
+Move choice (NoGoZero+): the first ``temperature_moves`` plies are sampled ∝ visits^(1/T), then
+the most visited move. Root Dirichlet noise and the 1.03 root policy temperature are on.
+
+Switches (so their effect can be measured): **playout cap randomisation** (KataGo: a fraction
+of the moves get a full search and are policy targets, the others a fast search without noise and
+with ``policy_weight`` 0) and **policy target pruning** (KataGo: visits that PUCT would not have
+given a non-best child without exploration are removed from its target).
+
+Workers: ``generate_games`` runs in-process for one worker, otherwise in ``spawn`` processes,
+each with its own single-threaded ``OnnxEvaluator``; no torch is imported here.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import sgf
+from ..board import Board
+from ..features import board_planes
+from ..mcts import SearchConfig
+from .config import SelfPlayConfig
+
+
+@dataclass
+class GameData:
+    arrays: dict
+    sgf_text: str
+    plies: int
+    winner: int
+    playouts: int
+    seconds: float
+
+
+def search_config(sp: SelfPlayConfig) -> SearchConfig:
+    return SearchConfig(c_puct=sp.c_puct, batch_size=sp.batch_size, max_nodes=sp.max_nodes,
+                        cache_entries=1 << 14, dirichlet_alpha_81=sp.dirichlet_alpha_81,
+                        dirichlet_weight=sp.dirichlet_weight,
+                        root_policy_temp=sp.root_policy_temp, use_solver=sp.use_solver)
+
+
+def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
+    """KataGo's policy target pruning. For every child but the most visited, remove up to
+    sqrt(2·P·N) visits as long as its PUCT score Q + c·P·√N/(1+n) stays at or below the best
+    child's; children left with a single visit are dropped. Returns pruned visits (float)."""
+    visits = np.asarray(visits, np.float64).copy()
+    priors = np.asarray(priors, np.float64)
+    q = np.nan_to_num(np.asarray(q, np.float64), nan=-1.0)
+    total = visits.sum()
+    if total <= 0 or len(visits) < 2:
+        return visits
+    b = int(np.argmax(visits))
+    sqrt_n = math.sqrt(total)
+    best = q[b] + c_puct * priors[b] * sqrt_n / (1.0 + visits[b])
+    for i in range(len(visits)):
+        if i == b or visits[i] <= 0:
+            continue
+        gap = best - q[i]
+        if gap <= 0:
+            continue  # its value alone beats the best's PUCT: every visit was earned
+        floor = max(visits[i] - math.sqrt(2.0 * priors[i] * total), 0.0)
+        need = c_puct * priors[i] * sqrt_n / gap - 1.0  # fewest visits keeping PUCT <= best
+        new = min(visits[i], max(floor, math.ceil(need)))
+        visits[i] = 0.0 if new <= 1 else new
+    return visits
+
+
+def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
+              name: str = "nogobot") -> GameData:
+    """One self-play game with ``searcher`` (a ``player.Searcher``); returns its shard data."""
+    from ..player import SearchLimits
+    from .bootstrap import final_outcome, game_targets
+
+    t0 = time.perf_counter()
+    board = Board(size)
+    area = size * size
+    planes, policy, weight, moves, to_move = [], [], [], [], []
+    total_playouts = 0
+    while not board.is_terminal():
+        full = (not sp.playout_cap_randomisation) or rng.random() < sp.full_search_fraction
+        searcher.config.dirichlet_weight = sp.dirichlet_weight if full else 0.0
+        n = sp.playouts if full else sp.fast_playouts
+        res = searcher.search(board, SearchLimits(playouts=n))
+        total_playouts += res.playouts
+        children = [c for c in res.children if c.visits > 0]
+        target = np.zeros(area, np.float32)
+        w = 0.0
+        if children and not res.reason.startswith("solver"):
+            visits = np.array([c.visits for c in children], np.float64)
+            if sp.policy_target_pruning and full:
+                visits = prune_policy_target(visits, [c.prior for c in children],
+                                             [c.q for c in children], sp.c_puct)
+            for c, v in zip(children, visits):
+                target[c.move] = v
+            w = 1.0 if full else 0.0
+            temp = sp.temperature if board.ply < sp.temperature_moves else 0.0
+            move = searcher.pick(board, res, temp)
+        else:  # solved position (or nothing searched): the solver's move; a proven win is
+            move = res.move  # a sharp target, anything else teaches nothing
+            target[move] = 1.0
+            w = 1.0 if res.proven == 1 else 0.0
+        s = target.sum()
+        if s > 0:
+            target /= s
+        else:
+            target[move], w = 1.0, 0.0
+        planes.append(board_planes(board).astype(np.uint8))
+        policy.append(target.astype(np.float16))
+        weight.append(w)
+        moves.append(move)
+        to_move.append(board.to_move)
+        board.play(move)
+    winner, margin, own = final_outcome(board)
+    tgt = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
+    n = len(moves)
+    arrays = {
+        "planes": np.stack(planes) if n else np.zeros((0, 12, size, size), np.uint8),
+        "policy": np.stack(policy) if n else np.zeros((0, area), np.float16),
+        "policy_weight": np.array(weight, np.float32),
+        "moves": np.array(moves, np.int16),
+        **tgt,
+        "size": np.int32(size), "plies": np.int32(n), "winner": np.int8(winner),
+    }
+    rec = sgf.record_of(board, black=name, white=name)
+    return GameData(arrays, sgf.serialise(rec), n, winner, total_playouts,
+                    time.perf_counter() - t0)
+
+
+# --------------------------------------------------------------------------------------------
+# Shards on disk
+# --------------------------------------------------------------------------------------------
+
+
+def atomic_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_shard(stem: Path, game: GameData, extra: dict | None = None) -> Path:
+    """Write ``stem``.sgf then ``stem``.npz atomically; returns the .npz path."""
+    import io
+
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    atomic_bytes(stem.with_suffix(".sgf"), game.sgf_text.encode("utf-8"))
+    buf = io.BytesIO()
+    arrays = dict(game.arrays)
+    for k, v in (extra or {}).items():
+        arrays[k] = np.array(v)
+    np.savez_compressed(buf, **arrays)
+    path = stem.with_suffix(".npz")
+    atomic_bytes(path, buf.getvalue())
+    return path
+
+
+@dataclass
+class GameJob:
+    """What a worker needs to play games: a model, settings and the shard stems to fill."""
+
+    model: str  # ONNX path ("" = uniform evaluator)
+    size: int
+    selfplay: SelfPlayConfig
+    stems: list[str]
+    seed: int
+    device: str = "cpu"
+    threads: int = 1
+
+
+def _evaluator(model: str, device: str, threads: int):
+    from ..inference import OnnxEvaluator, UniformEvaluator
+
+    if not model:
+        return UniformEvaluator()
+    dev = "cpu" if device == "cpu" else "auto"
+    return OnnxEvaluator(model, device=dev, threads=threads)
+
+
+def run_job(job: GameJob, progress=None) -> int:
+    """Play one game per stem (skipping stems whose .npz exists); returns games written."""
+    from ..player import Searcher
+
+    evaluator = _evaluator(job.model, job.device, job.threads)
+    searcher = Searcher(evaluator, job.size, search_config(job.selfplay), seed=job.seed)
+    rng = np.random.default_rng(job.seed)
+    name = Path(job.model).stem if job.model else "uniform"
+    done = 0
+    for stem in job.stems:
+        stem = Path(stem)
+        if stem.with_suffix(".npz").exists():
+            continue
+        game = play_game(searcher, job.size, job.selfplay, rng, name=name)
+        write_shard(stem, game, {"model": name, "seed": job.seed})
+        done += 1
+        if progress is not None:
+            progress(game)
+    return done
+
+
+def _worker(job: GameJob) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run_job(job)
+
+
+def generate_games(model: str, stems: list, size: int, sp: SelfPlayConfig, seed: int,
+                   workers: int = 1, device: str = "cpu", progress=None) -> int:
+    """Fill every missing shard in ``stems`` with a self-play game of ``model``.
+
+    ``progress(n_done_now)`` is called as games finish (from the parent process). Each worker
+    gets every ``workers``-th stem and its own seed; killed workers lose only the game in play."""
+    stems = [str(s) for s in stems if not Path(s).with_suffix(".npz").exists()]
+    if not stems:
+        return 0
+    workers = max(1, min(workers, len(stems)))
+    if workers == 1:
+        return run_job(GameJob(model, size, sp, stems, seed, device),
+                       progress=(lambda g: progress(1)) if progress else None)
+    ctx = mp.get_context("spawn")
+    jobs = [GameJob(model, size, sp, stems[i::workers], seed * 1000 + i, device)
+            for i in range(workers)]
+    with ctx.Pool(workers) as pool:
+        result = pool.map_async(_worker, jobs)
+        seen = 0
+        while not result.ready():
+            result.wait(0.5)
+            now = sum(Path(s).with_suffix(".npz").exists() for s in stems)
+            if progress is not None and now > seen:
+                progress(now - seen)
+            seen = now
+        total = sum(result.get())
+        if progress is not None and total > seen:
+            progress(total - seen)
+    return total

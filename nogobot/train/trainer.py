@@ -1,0 +1,172 @@
+"""Training steps on the replay window: NoGoZero+ loss, optimiser, resumable checkpoints.
+
+Loss (seed 000): policy CE + 1.5·value CE + 0.5·dominion BCE + 0.25·score MSE (+ 0.25·aux CE of
+the next-move heads) + c·‖θ‖². The L2 term is the optimiser's weight decay 2c (the gradient of
+c·‖θ‖² is 2c·θ). Every weight is a config value (``training.*_weight``); 0 switches a term off.
+
+A ``Trainer`` owns one network (one curriculum stage), its optimiser and its step count; its
+checkpoint (``model.save_checkpoint``: atomic, config embedded) also carries the optimiser state
+and ``training`` metadata (generation, steps, samples), so a killed run continues exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .config import StageConfig, TrainingConfig
+from .model import NetConfig, NogoNet, build_model, load_checkpoint, multitask_loss, save_checkpoint
+from .replay import sample_batch
+
+
+def net_config(stage: StageConfig, aux_heads: int) -> NetConfig:
+    return NetConfig(blocks=stage.blocks, channels=stage.channels, garb=stage.garb,
+                     aux_heads=aux_heads, head_channels=stage.head_channels,
+                     value_hidden=stage.value_hidden)
+
+
+def load_compatible(model: NogoNet, state: dict) -> list[str]:
+    """Copy ``state`` into ``model`` where shapes agree; where only the first dimension differs
+    (e.g. a different number of auxiliary policy planes) copy the overlap. Returns the names
+    that could not be copied at all."""
+    own = model.state_dict()
+    skipped = []
+    for name, t in own.items():
+        src = state.get(name)
+        if src is None or src.dim() != t.dim():
+            skipped.append(name)
+        elif src.shape == t.shape:
+            t.copy_(src)
+        elif src.shape[1:] == t.shape[1:]:
+            k = min(src.shape[0], t.shape[0])
+            t[:k].copy_(src[:k])
+        else:
+            skipped.append(name)
+    return skipped
+
+
+def loss_weights(tc: TrainingConfig) -> dict:
+    return {"policy": 1.0, "value": tc.value_weight, "dominion": tc.dominion_weight,
+            "score": tc.score_weight, "aux": tc.aux_weight}
+
+
+def compute_loss(model: NogoNet, batch: dict, weights: dict) -> tuple[torch.Tensor, dict]:
+    """The NoGoZero+ multitask loss of ``model`` on a batch (``replay.sample_batch``)."""
+    out = model(batch["planes"])
+    aux = out["aux_policy"].shape[1]
+    tgt = dict(batch)
+    if aux and "aux_policy" in tgt:
+        tgt["aux_policy"] = tgt["aux_policy"][:, :aux]
+        tgt["aux_mask"] = tgt["aux_mask"][:, :aux]
+    if weights.get("aux", 0) == 0:
+        tgt.pop("aux_policy", None)
+    return multitask_loss(out, tgt, weights)
+
+
+class Trainer:
+    """One network + optimiser; ``train(data, steps)`` runs SGD steps on replay arrays."""
+
+    def __init__(self, cfg: NetConfig, tc: TrainingConfig, device: str = "cpu", seed: int = 0):
+        torch.manual_seed(seed)
+        self.device = torch.device(device)
+        self.tc = tc
+        self.model = build_model(cfg).to(self.device)
+        self.opt = self._optimizer()
+        self.meta: dict = {"steps": 0, "samples": 0, "generation": -1, "seconds": 0.0}
+        self.rng = np.random.default_rng(seed)
+
+    def _optimizer(self):
+        tc = self.tc
+        params = self.model.parameters()
+        if tc.optimizer == "adamw":
+            return torch.optim.AdamW(params, lr=tc.lr, weight_decay=2 * tc.l2)
+        return torch.optim.SGD(params, lr=tc.lr, momentum=tc.momentum, weight_decay=2 * tc.l2)
+
+    @classmethod
+    def resume(cls, path, tc: TrainingConfig, device: str = "cpu",
+               seed: int = 0) -> "Trainer":
+        """A trainer from a checkpoint written by ``save`` (model, optimiser, counters)."""
+        model, state = load_checkpoint(path)
+        t = cls(model.cfg, tc, device, seed)
+        t.model.load_state_dict(model.state_dict())
+        t.model.to(t.device)
+        if "optimizer" in state and state.get("training", {}).get("optimizer") == tc.optimizer:
+            try:
+                t.opt.load_state_dict(state["optimizer"])
+                for g in t.opt.param_groups:  # the config's values win over the saved ones
+                    g["lr"] = tc.lr
+                    if "momentum" in g:
+                        g["momentum"] = tc.momentum
+                    g["weight_decay"] = 2 * tc.l2
+            except (ValueError, KeyError):
+                pass  # a different shape of optimiser state: start it afresh
+        t.meta.update({k: v for k, v in state.get("training", {}).items() if k in t.meta})
+        t.rng = np.random.default_rng([seed, int(t.meta["steps"])])
+        return t
+
+    def init_from(self, path) -> list[str]:
+        """Start from another checkpoint's weights (e.g. the bootstrap net)."""
+        model, _ = load_checkpoint(path)
+        with torch.no_grad():
+            return load_compatible(self.model, model.state_dict())
+
+    def save(self, path, generation: int, extra: dict | None = None) -> None:
+        self.meta["generation"] = generation
+        training = {**self.meta, "optimizer": self.tc.optimizer, **(extra or {})}
+        model = self.model
+        if self.device.type != "cpu":  # checkpoints are always loadable on the CPU
+            import copy
+
+            model = copy.deepcopy(model).cpu()
+        save_checkpoint(path, model, training=training, optimizer=self.opt)
+
+    def cpu_model(self) -> NogoNet:
+        import copy
+
+        m = copy.deepcopy(self.model).cpu()
+        return m.eval()
+
+    def train(self, data: dict, steps: int, progress=None) -> list[dict]:
+        """``steps`` optimiser steps on random symmetric batches of ``data``; returns one row of
+        mean losses per ``log_every`` steps (and one for the remainder)."""
+        tc = self.tc
+        weights = loss_weights(tc)
+        self.model.train()
+        rows, acc, n_acc = [], {}, 0
+        t0 = time.perf_counter()
+        for i in range(steps):
+            batch = sample_batch(data, tc.batch_size, self.rng, tc.symmetries)
+            batch = {k: v.to(self.device) for k, v in batch.items()}
+            loss, terms = compute_loss(self.model, batch, weights)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.meta["steps"] += 1
+            self.meta["samples"] += tc.batch_size
+            terms["total"] = float(loss.detach())
+            for k, v in terms.items():
+                acc[k] = acc.get(k, 0.0) + v
+            n_acc += 1
+            if progress is not None:
+                progress(1)
+            if n_acc == tc.log_every or i == steps - 1:
+                rows.append({"step": self.meta["steps"],
+                             **{k: round(v / n_acc, 5) for k, v in acc.items()}})
+                acc, n_acc = {}, 0
+        self.meta["seconds"] = round(self.meta["seconds"] + time.perf_counter() - t0, 1)
+        self.model.eval()
+        return rows
+
+
+def checkpoint_generation(path) -> int:
+    """The generation recorded in a trainer checkpoint (-1 if absent or unreadable)."""
+    if not Path(path).exists():
+        return -1
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        return int(state.get("training", {}).get("generation", -1))
+    except Exception:  # noqa: BLE001 - a damaged checkpoint is simply not this generation's
+        return -1

@@ -1,0 +1,73 @@
+"""Training configs: the shipped ones load; bad ones fail with file, line, field and problem."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from nogobot.train.config import ConfigError, TrainConfig, load_config
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("name", ["tiny", "cpu", "gpu"])
+def test_shipped_configs_load(name):
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert isinstance(cfg, TrainConfig)
+    assert cfg.name == name
+    assert len(cfg.network.stages) >= 2  # every shipped config has a curriculum
+
+
+def test_defaults_are_the_papers(tmp_path):
+    p = tmp_path / "empty.yaml"
+    p.write_text("")
+    cfg = load_config(p)
+    assert cfg.name == "empty"
+    t = cfg.training
+    assert (t.optimizer, t.lr, t.momentum, t.l2) == ("sgd", 1e-3, 0.8, 1e-5)
+    assert (t.value_weight, t.dominion_weight, t.score_weight) == (1.5, 0.5, 0.25)
+    sp = cfg.selfplay
+    assert (sp.dirichlet_weight, sp.dirichlet_alpha_81, sp.root_policy_temp, sp.c_puct) == \
+        (0.25, 0.03, 1.03, 1.1)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("selfplay:\n  playouts: many\n", ["bad.yaml:2", "selfplay.playouts", "integer", "many"]),
+    ("selfplay:\n  games_per_generation: 10\n  playout: 5\n",
+     ["bad.yaml:3", "unknown setting 'selfplay.playout'", "playouts"]),
+    ("trainin:\n  lr: 0.1\n", ["bad.yaml:1", "unknown setting 'trainin'", "training"]),
+    ("training:\n  lr: -1\n", ["bad.yaml:2", "training.lr", "> 0"]),
+    ("training:\n  optimizer: adam\n", ["bad.yaml:2", "training.optimizer", "'sgd' or 'adamw'"]),
+    ("network:\n  stages:\n    - {blocks: 2, channels: 7}\n",
+     ["bad.yaml:3", "network.stages[0].channels", "even"]),
+    ("network:\n  stages: 3\n", ["bad.yaml:2", "network.stages", "list"]),
+    ("gating: 5\n", ["bad.yaml:1", "gating", "mapping"]),
+    ("selfplay:\n  policy_target_pruning: yes please\n",
+     ["bad.yaml:2", "selfplay.policy_target_pruning", "true or false"]),
+    ("board_size: 9\n  x: [\n", ["bad.yaml", "not valid YAML"]),
+])
+def test_bad_config_names_file_line_and_field(tmp_path, text, expected):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_config(p)
+    msg = str(e.value)
+    for part in expected:
+        assert part in msg, msg
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_cli_reports_bad_config(tmp_path):
+    pytest.importorskip("torch")
+    from nogobot.cli import main
+
+    p = tmp_path / "bad.yaml"
+    p.write_text("selfplay:\n  playouts: 0\n")
+    r = CliRunner().invoke(main, ["train", str(p), "--run-dir", str(tmp_path / "run")])
+    assert r.exit_code != 0
+    assert "bad.yaml:2" in r.output and "selfplay.playouts" in r.output
+    assert not (tmp_path / "run").exists()

@@ -1,0 +1,169 @@
+"""Pieces of the training loop: the loss on known values, symmetry augmentation keeping targets
+aligned with the planes, policy target pruning, game targets, K=16 Elo, shards and replay."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nogobot.board import Board  # noqa: E402
+from nogobot.inference import UniformEvaluator  # noqa: E402
+from nogobot.player import Searcher  # noqa: E402
+from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
+from nogobot.train.match import elo_update  # noqa: E402
+from nogobot.train.model import NetConfig, multitask_loss  # noqa: E402
+from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
+from nogobot.train.selfplay import (  # noqa: E402
+    play_game, prune_policy_target, search_config, write_shard,
+)
+from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
+
+pytestmark = pytest.mark.torch
+torch.set_num_threads(1)
+
+
+def test_loss_on_known_values():
+    """4 points, all logits 0: policy CE = ln 4, value/dominion BCE = ln 2, score err 0.5."""
+    b, n = 2, 2
+    out = {"policy": torch.zeros(b, n * n), "aux_policy": torch.zeros(b, 0, n * n),
+           "value_logit": torch.zeros(b), "score": torch.zeros(b),
+           "dominion_logit": torch.zeros(b, n, n)}
+    tgt = {"policy": torch.eye(4)[:b], "value": torch.tensor([1.0, 0.0]),
+           "dominion": torch.ones(b, n, n), "score": torch.tensor([0.5, -0.5])}
+    total, terms = multitask_loss(out, tgt, loss_weights(TrainingConfig()))
+    assert terms["policy"] == pytest.approx(math.log(4), abs=1e-6)
+    assert terms["value"] == pytest.approx(math.log(2), abs=1e-6)
+    assert terms["dominion"] == pytest.approx(math.log(2), abs=1e-6)
+    assert terms["score"] == pytest.approx(0.25, abs=1e-6)
+    want = math.log(4) + 1.5 * math.log(2) + 0.5 * math.log(2) + 0.25 * 0.25
+    assert float(total) == pytest.approx(want, abs=1e-5)
+
+
+def test_l2_is_weight_decay_twice_c():
+    t = Trainer(NetConfig(blocks=1, channels=4, head_channels=2, value_hidden=4),
+                TrainingConfig(l2=1e-5, lr=1e-3, momentum=0.8))
+    g = t.opt.param_groups[0]
+    assert (g["weight_decay"], g["lr"], g["momentum"]) == (2e-5, 1e-3, 0.8)
+
+
+@pytest.fixture(scope="module")
+def games(tmp_path_factory):
+    """Three 5x5 self-play games with the uniform evaluator, written as shards."""
+    folder = tmp_path_factory.mktemp("shards")
+    sp = SelfPlayConfig(playouts=16, fast_playouts=4, full_search_fraction=0.5, batch_size=4,
+                        max_nodes=20_000, use_solver=False, temperature_moves=3)
+    searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=3)
+    rng = np.random.default_rng(3)
+    out = []
+    for i in range(3):
+        g = play_game(searcher, 5, sp, rng, name="uniform")
+        write_shard(folder / f"gen0001/g{i:05d}", g, {"model": "uniform"})
+        out.append(g)
+    return folder, out
+
+
+def test_game_shards_are_consistent(games):
+    folder, played = games
+    for i, g in enumerate(played):
+        d = load_shard(folder / f"gen0001/g{i:05d}.npz")
+        n = g.plies
+        assert len(d["value"]) == n and d["planes"].shape == (n, 12, 5, 5)
+        # The sides alternate, so do the results; the last mover won.
+        assert d["value"][-1] == 1.0 and np.all(d["value"][:-1] != d["value"][1:])
+        # Policy targets are distributions; fast searches carry weight 0.
+        np.testing.assert_allclose(d["policy"].astype(np.float32).sum(1), 1.0, atol=2e-3)
+        assert set(np.unique(d["policy_weight"])) <= {0.0, 1.0}
+        # The move played was legal: own-legal plane is 1 there.
+        moves = np.load(folder / f"gen0001/g{i:05d}.npz")["moves"]
+        assert all(d["planes"][j, 2].reshape(-1)[m] == 1 for j, m in enumerate(moves))
+        assert (folder / f"gen0001/g{i:05d}.sgf").read_text().startswith("(;")
+    assert any(d == 0 for g in played for d in g.arrays["policy_weight"])  # cap randomisation
+
+
+def test_symmetry_keeps_targets_aligned_with_planes(games):
+    folder, _ = games
+    data = ReplayBuffer(folder, 10).load()
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(24):
+        t = sample_batch(data, 8, rng, symmetries=True)
+        planes = t["planes"].numpy()
+        own, opp = planes[:, 0], planes[:, 1]
+        dom = t["dominion"].numpy()
+        # Stones never leave a NoGo board: the final ownership agrees with every stone.
+        assert np.all(dom[own == 1] == 1) and np.all(dom[opp == 1] == -1)
+        # Policy mass only on points legal for the side to move (plane 2).
+        pol = t["policy"].numpy().reshape(8, 5, 5)
+        assert np.all(pol[planes[:, 2] == 0] == 0)
+        # The next move (aux head 1) is the opponent's: legal for it (plane 3).
+        aux, mask = t["aux_policy"].numpy()[:, 0].reshape(8, 5, 5), t["aux_mask"].numpy()[:, 0]
+        for i in np.flatnonzero(mask):
+            assert planes[i, 3][aux[i] == 1].all()
+        seen.add(tuple(planes[0, 11].reshape(-1)))
+    # symmetries were really applied (planes 8/9 = last moves move around between batches)
+
+
+def test_policy_weight_rescaling():
+    """Rows without a policy target do not dilute the policy loss."""
+    from nogobot.train.replay import sample_batch as sb
+
+    size, n = 3, 4
+    data = {size: {
+        "planes": np.zeros((n, 12, size, size), np.uint8),
+        "policy": np.tile(np.eye(9, dtype=np.float16)[0], (n, 1)),
+        "policy_weight": np.array([1, 0, 1, 0], np.float32),
+        "aux": np.full((n, 2), -1, np.int16), "value": np.ones(n, np.float32),
+        "score": np.zeros(n, np.float32), "dominion": np.zeros((n, size, size), np.int8)}}
+    t = sb(data, 64, np.random.default_rng(1), symmetries=False)
+    w = t["policy"].sum(1)
+    assert float(w.mean()) == pytest.approx(1.0, abs=1e-5)
+    assert set(np.round(np.unique(w.numpy()), 4)) <= {0.0, round(64 / float((w > 0).sum()), 4)}
+
+
+def test_prune_policy_target():
+    # The best child keeps its visits; a low-prior, low-value child loses its exploration ones.
+    visits = [80, 15, 5]
+    pruned = prune_policy_target(visits, [0.5, 0.3, 0.2], [0.3, -0.2, -0.5], 1.1)
+    assert pruned[0] == 80
+    assert pruned[1] < 15 and pruned[2] < 5
+    # A child whose value beats the best's PUCT score keeps everything.
+    assert prune_policy_target([50, 40], [0.5, 0.5], [0.0, 0.9], 1.1)[1] == 40
+    # Nothing to prune with a single child.
+    assert list(prune_policy_target([10], [1.0], [0.0], 1.1)) == [10]
+
+
+def test_elo_k16():
+    a, b = elo_update(0.0, 0.0, 1, 0, k=16)
+    assert (a, b) == (8.0, -8.0)
+    a, b = elo_update(1000.0, 1000.0, 5, 5, k=16, order=[True, False] * 5)
+    assert abs(a - 1000) < 1 and a + b == pytest.approx(2000)
+
+
+def test_trainer_reduces_loss_on_shards(games, tmp_path):
+    folder, _ = games
+    data = ReplayBuffer(folder, 10).load()
+    tc = TrainingConfig(lr=0.05, momentum=0.8, batch_size=32, log_every=10)
+    t = Trainer(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8), tc, seed=0)
+    rows = t.train(data, 30)
+    assert rows[-1]["total"] < rows[0]["total"]
+    t.save(tmp_path / "c.pt", generation=7)
+    t2 = Trainer.resume(tmp_path / "c.pt", tc)
+    assert t2.meta["steps"] == 30 and t2.meta["generation"] == 7
+    for p, q in zip(t.model.parameters(), t2.model.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_sgf_records_give_the_same_targets(games):
+    """--from-games on our SGF reproduces the shard's planes and results."""
+    from nogobot import sgf
+    from nogobot.train.replay import record_arrays
+
+    folder, _ = games
+    d = load_shard(folder / "gen0001/g00000.npz")
+    r = record_arrays(sgf.load(folder / "gen0001/g00000.sgf"))
+    np.testing.assert_array_equal(r["planes"], d["planes"])
+    for k in ("value", "score", "dominion", "aux"):
+        np.testing.assert_array_equal(r[k], d[k])
+    assert Board(5).num_legal() == 25
