@@ -127,12 +127,13 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
         cfg.max_nodes = max_nodes
     searcher = Searcher(evaluator, size, cfg, seed=0)
     searcher.search(positions[0], SearchLimits(playouts=batch * 4))  # compile, warm up
-    rates, evals_rates = [], []
+    rates, evals_rates, nodes = [], [], []
     for board in positions:
         searcher._reset()
         r = searcher.search(board, SearchLimits(seconds=seconds))
         rates.append(r.playouts / r.seconds)
         evals_rates.append(r.nn_evals / r.seconds)
+        nodes.append(searcher.tree.nodes)
         print(f"  position at ply {board.ply:3d}: {r.playouts / r.seconds:10,.0f} playouts/s "
               f"({r.nn_evals / r.seconds:,.0f} network evals/s, {r.playouts:,} playouts, "
               f"{searcher.tree.nodes:,} nodes, stop: {r.reason})")
@@ -144,10 +145,14 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
           f"(runs: {', '.join(f'{x:,.0f}' for x in raw)})")
     print(f"  ratio search/raw          {ratio:12.2f}   (target >= {target})")
     print(f"  playouts per 20 s move    {rate * 20:12,.0f}   (NoGoZero+ at CCGC 2020: 1,400-1,800)")
-    tree_mb = 2 * searcher.tree.nbytes() / 2**20
+    per_node = searcher.tree.nbytes() / searcher.tree.capacity
+    bound_mb = 2 * per_node * cfg.max_nodes / 2**20
     cache_mb = searcher.cache.nbytes() / 2**20
-    print(f"  memory bound: trees {tree_mb:,.0f} MB (2 x {cfg.max_nodes:,} nodes, reuse) + "
-          f"cache {cache_mb:,.0f} MB; the tree is recycled each move, so a 900 s game never "
-          f"exceeds this")
+    used_mb = per_node * max(nodes) / 2**20
+    print(f"  tree: {per_node:.0f} bytes/node; largest tree here {max(nodes):,} nodes "
+          f"({used_mb:,.0f} MB) after {seconds:g} s")
+    print(f"  memory bound: trees <= {bound_mb:,.0f} MB (2 x {cfg.max_nodes:,} nodes: the "
+          f"reused subtree is copied each move) + cache {cache_mb:,.0f} MB; storage grows on "
+          f"demand and is recycled every move, so a 900 s game never exceeds this")
     print(f"  peak RSS of this process {_peak_rss_mb():,.0f} MB")
     return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio}

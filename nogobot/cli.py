@@ -129,6 +129,29 @@ def train_report_cmd(run_dir, out) -> None:
     click.echo(f"wrote {path}")
 
 
+@train_group.command("match")
+@click.argument("a")
+@click.argument("b")
+@click.option("--games", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--playouts", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Playouts per move of the network players.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
+@click.option("--opening-temperature-moves", default=4, show_default=True,
+              type=click.IntRange(min=0), help="Plies sampled by visits so games differ.")
+@click.option("--seed", default=0, show_default=True, type=int)
+def train_match_cmd(a, b, games, playouts, size, opening_temperature_moves, seed) -> None:
+    """In-process match A vs B (each an .onnx model searched at fixed playouts, or a baseline
+    agent name: random, greedy, rollout, alphabeta); colours alternate."""
+    from .train.match import make_player, play_match
+
+    pa = make_player(a, size, playouts, opening_temperature_moves, seed)
+    pb = make_player(b, size, playouts, opening_temperature_moves, seed + 1)
+    res = play_match(pa, pb, games, size,
+                     progress=lambda r: click.echo(f"  game {r.games}: {r.wins}-{r.losses}",
+                                                   err=True))
+    click.echo(res.summary())
+
+
 @main.command("selfplay")
 @click.option("--model", default=None, type=click.Path(dir_okay=False),
               help="ONNX model (default: the shipped model).")
@@ -140,7 +163,9 @@ def train_report_cmd(run_dir, out) -> None:
 @click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int)
-def selfplay_cmd(model, games, out, playouts, size, workers, seed) -> None:
+@click.option("--solver/--no-solver", default=True, show_default=True,
+              help="Exact endgame solver in the search (slow on tiny boards).")
+def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver) -> None:
     """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
     from pathlib import Path
 
@@ -150,7 +175,7 @@ def selfplay_cmd(model, games, out, playouts, size, workers, seed) -> None:
     from .train.selfplay import generate_games
 
     model = model or str(default_model_path())
-    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False)
+    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False, use_solver=solver)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = sorted(out_dir.glob("g*.npz"))
@@ -214,6 +239,8 @@ def _check_model(model: str | None) -> str:
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, ponder, batch, max_nodes, agent_name, seed, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
+    import sys
+
     from .gtp import serve
     from .timecontrol import TimeControl, TimePolicy
 
@@ -245,7 +272,7 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
             config.max_nodes = max_nodes
         evaluator = load_evaluator(model_path, device=device, threads=threads)
         return MCTSAgent(evaluator, config=config, playouts=playouts, seconds=move_seconds,
-                         seed=seed)
+                         seed=seed, log=None if quiet else sys.stderr)
 
     # warmup: numba's kernels load in the background while the first commands are answered.
     raise SystemExit(serve(agent_factory, board_size=size, quiet=quiet, warmup=True,

@@ -62,10 +62,23 @@ class SearchConfig:
 
 
 class Tree:
-    """The arrays of one search tree; node 0 is always the root."""
+    """The arrays of one search tree; node 0 is always the root.
 
-    def __init__(self, max_nodes: int):
-        self.capacity = max_nodes
+    Storage starts at ``capacity`` nodes and doubles on demand (``grow``) up to ``max_nodes``,
+    so memory follows use; ``max_nodes`` is the hard bound."""
+
+    FIELDS = ("N", "W", "W2", "VL", "P", "parent", "first", "nchild", "move", "proof", "value",
+              "pending")
+
+    def __init__(self, max_nodes: int, capacity: int = 1 << 16):
+        self.max_nodes = max_nodes
+        self._allocate(min(max(capacity, 1024), max_nodes))
+        self.info = np.zeros(4, np.int64)
+        self.info[I_COUNT] = 1
+
+    def _allocate(self, cap: int) -> None:
+        self.capacity = cap
+        max_nodes = cap
         self.N = np.zeros(max_nodes, np.int32)
         self.W = np.zeros(max_nodes, np.float32)
         self.W2 = np.zeros(max_nodes, np.float32)  # sum of squared values (UCB1-tuned)
@@ -78,8 +91,18 @@ class Tree:
         self.proof = np.zeros(max_nodes, np.int8)
         self.value = np.zeros(max_nodes, np.float32)  # network value for the side to move
         self.pending = np.zeros(max_nodes, np.bool_)
-        self.info = np.zeros(4, np.int64)
-        self.info[I_COUNT] = 1
+
+    def grow(self) -> bool:
+        """Double the storage (up to max_nodes), keeping every node. False if at the bound."""
+        if self.capacity >= self.max_nodes:
+            return False
+        old = {f: getattr(self, f) for f in self.FIELDS}
+        n = self.nodes
+        self._allocate(min(self.capacity * 2, self.max_nodes))
+        for f, a in old.items():
+            getattr(self, f)[:n] = a[:n]
+        self.info[I_FULL] = 0
+        return True
 
     def arrays(self) -> tuple:
         return (self.N, self.W, self.W2, self.VL, self.P, self.parent, self.first, self.nchild,
@@ -347,7 +370,13 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
     n_pending = 0
     n_done = 0
     collisions = 0
-    while n_pending < B and collisions <= max_coll and proof[0] == 0:
+    area = b_stones.shape[1]
+    while n_pending < B and collisions <= max_coll and proof[0] == 0 and info[I_FULL] == 0:
+        if info[I_COUNT] + (n_pending + 1) * area > N.shape[0]:
+            # Room is kept for every expansion this batch may still do (cache hits and the
+            # pending leaves), so none fails: the caller grows the tree or stops.
+            info[I_FULL] = 1
+            break
         b = n_pending
         b_stones[b, :] = stones0
         b_root[b, :] = root0
@@ -382,25 +411,16 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
             _add_path(tree, node, 1, 0, 0.0)
             collisions += 1
             continue
-        if first[node] != UNEXPANDED:
-            # Expanded but no children could be allocated earlier (tree full): value it again.
-            _add_path(tree, node, 1, 1, float(nnv[node]))
-            n_done += 1
-            if info[I_FULL] == 1 and n_done > 4 * B:
-                break
-            continue
         slot = _cache_find(ckey, cused, b_meta[b, HASH])
         if slot >= 0:
             v = cval[slot]
             nnv[node] = v
             temp = root_temp if node == 0 else 1.0
-            if not _expand(tree, node, b_legal[b, c], cpri[slot], temp):
-                first[node] = 0
-                nchild[node] = 0
+            # If the tree is full the node stays unexpanded (its value still counts); the caller
+            # grows the tree or stops, and the cached evaluation expands it later.
+            _expand(tree, node, b_legal[b, c], cpri[slot], temp)
             _add_path(tree, node, 1, 1, v)
             n_done += 1
-            if info[I_FULL] == 1 and n_done > 4 * B:
-                break
             continue
         pending[node] = True
         leaves[b] = node
@@ -442,9 +462,7 @@ def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob,
         nnv[node] = v
         _cache_store(ckey, cused, cval, cpri, b_meta[b, HASH], v, pri)
         temp = root_temp if node == 0 else 1.0
-        if not _expand(tree, node, b_legal[b, c], pri, temp):
-            first[node] = 0
-            nchild[node] = 0
+        _expand(tree, node, b_legal[b, c], pri, temp)  # stays unexpanded if the tree is full
         pending[node] = False
         _add_path(tree, node, 1, 1, v)
 

@@ -24,7 +24,18 @@ from .mcts import EvalCache, SearchConfig, Tree
 from .solver import WIN, Solver
 
 SOLVER_MAX_EMPTY = 22  # try the exact solver at or below this many empty points (9x9: ~0.4 s)
-SOLVER_NODES = 300_000  # its node budget per move (about 0.5 s here)
+SOLVER_NODES = 300_000  # its largest node budget per move (about 0.5 s here)
+SOLVER_NODES_PER_SECOND = 700_000  # measured on the 2-core CI machine
+
+
+def solver_budget(limits: "SearchLimits") -> int:
+    """Nodes the solver may spend: at most a quarter of a timed move, or 50 per playout."""
+    nodes = SOLVER_NODES
+    if limits.seconds is not None:
+        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.25 * limits.seconds))
+    if limits.playouts is not None:
+        nodes = min(nodes, 50 * limits.playouts)
+    return max(nodes, 100)
 
 
 @dataclass
@@ -138,8 +149,8 @@ class Searcher:
         hits = np.flatnonzero(t.move[f:f + n] == p)
         if hits.size == 0:
             return False
-        if self._spare is None:
-            self._spare = Tree(self.config.max_nodes)
+        if self._spare is None or self._spare.capacity < t.nodes:
+            self._spare = Tree(self.config.max_nodes, capacity=t.nodes)
         self._spare.reset()
         mcts.reroot(t.arrays(), self._spare.arrays(), f + int(hits[0]))
         self.tree, self._spare = self._spare, t
@@ -150,6 +161,9 @@ class Searcher:
     def _step(self, board: Board) -> tuple[int, int]:
         """One batch: select, evaluate, expand and back up. Returns (playouts, nn evals)."""
         leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
+        t = self.tree
+        if t.capacity - t.nodes < (len(leaves) + 1) * self.geo.area:
+            t.grow()  # grow before the batch, so expansions only fail at the memory bound
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
@@ -194,7 +208,7 @@ class Searcher:
         next_report = t0 + progress_interval
         self._solved = {}
         if self.solver is not None and board.geo.area - board.ply <= SOLVER_MAX_EMPTY:
-            solved = self.solver.solve(board, SOLVER_NODES)
+            solved = self.solver.solve(board, solver_budget(limits))
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
             if solved.result != 0:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
@@ -224,8 +238,8 @@ class Searcher:
             if stop is not None and stop.is_set():
                 reason = "interrupted"
                 break
-            if t.info[mcts.I_FULL]:
-                # More playouts would only re-value existing leaves; bank the time instead.
+            if t.info[mcts.I_FULL] and not t.grow():
+                # At the memory bound more playouts could not expand anything: bank the time.
                 reason = "tree full"
                 break
             if should_stop is not None:

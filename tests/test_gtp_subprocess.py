@@ -78,9 +78,10 @@ def test_options():
     assert res.returncode == 0
     got = responses(res.stdout)
     assert got[0] == "= 7" and re.fullmatch(r"= [A-HJ][1-7]", got[1])
-    # The same seed gives the same game.
+    # The same seed and a fixed playout count give the same game.
     script = b"boardsize 9\n" + b"genmove b\ngenmove w\n" * 15
-    a, b = gtp(script, "--seed", "3", "--quiet"), gtp(script, "--seed", "3", "--quiet")
+    fixed = ("--seed", "3", "--quiet", "--playouts", "50")
+    a, b = gtp(script, *fixed), gtp(script, *fixed)
     assert a.stdout == b.stdout
     for bad in (["--size", "1"], ["--size", "20"], ["--time", "-1"]):
         assert gtp(b"name\n", *bad).returncode != 0

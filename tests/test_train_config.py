@@ -71,3 +71,16 @@ def test_cli_reports_bad_config(tmp_path):
     assert r.exit_code != 0
     assert "bad.yaml:2" in r.output and "selfplay.playouts" in r.output
     assert not (tmp_path / "run").exists()
+
+
+def test_train_cli_shape(tmp_path):
+    """`nogobot train CONFIG --run-dir DIR` and `nogobot train report DIR` share one group."""
+    from nogobot.cli import main
+
+    r = CliRunner().invoke(main, ["train", "--help"])
+    assert r.exit_code == 0 and "report" in r.output and "CONFIG.yaml" in r.output
+    r = CliRunner().invoke(main, ["train", "report", str(tmp_path / "nope")])
+    assert r.exit_code != 0 and "no such run directory" in r.output
+    r = CliRunner().invoke(main, ["train", str(tmp_path / "missing.yaml"), "--run-dir",
+                                  str(tmp_path / "run")])
+    assert r.exit_code != 0 and "missing.yaml" in r.output

@@ -86,7 +86,6 @@ def test_symmetry_keeps_targets_aligned_with_planes(games):
     folder, _ = games
     data = ReplayBuffer(folder, 10).load()
     rng = np.random.default_rng(0)
-    seen = set()
     for _ in range(24):
         t = sample_batch(data, 8, rng, symmetries=True)
         planes = t["planes"].numpy()
@@ -101,8 +100,6 @@ def test_symmetry_keeps_targets_aligned_with_planes(games):
         aux, mask = t["aux_policy"].numpy()[:, 0].reshape(8, 5, 5), t["aux_mask"].numpy()[:, 0]
         for i in np.flatnonzero(mask):
             assert planes[i, 3][aux[i] == 1].all()
-        seen.add(tuple(planes[0, 11].reshape(-1)))
-    # symmetries were really applied (planes 8/9 = last moves move around between batches)
 
 
 def test_policy_weight_rescaling():
@@ -119,7 +116,8 @@ def test_policy_weight_rescaling():
     t = sb(data, 64, np.random.default_rng(1), symmetries=False)
     w = t["policy"].sum(1)
     assert float(w.mean()) == pytest.approx(1.0, abs=1e-5)
-    assert set(np.round(np.unique(w.numpy()), 4)) <= {0.0, round(64 / float((w > 0).sum()), 4)}
+    full = 64 / float((w > 0).sum())
+    assert all(v == 0 or v == pytest.approx(full, rel=1e-4) for v in w.numpy())
 
 
 def test_prune_policy_target():
@@ -138,7 +136,7 @@ def test_elo_k16():
     a, b = elo_update(0.0, 0.0, 1, 0, k=16)
     assert (a, b) == (8.0, -8.0)
     a, b = elo_update(1000.0, 1000.0, 5, 5, k=16, order=[True, False] * 5)
-    assert abs(a - 1000) < 1 and a + b == pytest.approx(2000)
+    assert abs(a - 1000) < 3 and a + b == pytest.approx(2000)
 
 
 def test_trainer_reduces_loss_on_shards(games, tmp_path):

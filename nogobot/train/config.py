@@ -7,7 +7,7 @@ shipped examples are ``nogobot/train/configs/{tiny,cpu,gpu}.yaml``)::
     seed: 0
     board_size: 9             # self-play board (the net itself is size-agnostic)
     generations: 1000         # stop after this many generations
-    init_checkpoint: null     # torch checkpoint to start stage 0 from (e.g. runs/bootstrap/model.pt)
+    init_checkpoint: null     # torch checkpoint for stage 0 (runs/bootstrap/model.pt)
     network:   {aux_heads: 2, stages: [{blocks: 6, channels: 32}, {blocks: 8, channels: 48}]}
     selfplay:  {games_per_generation, playouts, playout_cap_randomisation, full_search_fraction,
                 fast_playouts, policy_target_pruning, temperature_moves, ...}

@@ -152,3 +152,14 @@ def elo_update(r_a: float, r_b: float, a_wins: int, b_wins: int, k: float = 16.0
         d = k * ((1.0 if a_won else 0.0) - e)
         r_a, r_b = r_a + d, r_b - d
     return r_a, r_b
+
+
+def make_player(spec: str, size: int, playouts: int, temperature_moves: int, seed: int,
+                use_solver: bool = True):
+    """A player from a command-line spec: an .onnx path (MCTS) or a baseline agent name."""
+    if spec.endswith(".onnx"):
+        from pathlib import Path
+
+        return NetPlayer(spec, size, playouts, temperature_moves, seed, name=Path(spec).stem,
+                         use_solver=use_solver)
+    return AgentPlayer(spec, seed=seed)

@@ -36,9 +36,9 @@ def text_summary(run_dir) -> str:
                      f"{accepted}/{len(gens)}, best {last['best']} (Elo {last['best_elo']}), "
                      f"stage {last['stage']}")
     for r in elo[-5:]:
+        verdict = "accepted" if r["accepted"] == "True" else "rejected"
         lines.append(f"  gen {r['generation']}: {r['candidate']} vs {r['best']} "
-                     f"{r['wins']}-{r['losses']} -> {'accepted' if r['accepted'] == 'True' else 'rejected'}"
-                     f" (Elo {r['elo_candidate']})")
+                     f"{r['wins']}-{r['losses']} -> {verdict} (Elo {r['elo_candidate']})")
     return "\n".join(lines)
 
 

@@ -1,8 +1,9 @@
 """Training steps on the replay window: NoGoZero+ loss, optimiser, resumable checkpoints.
 
-Loss (seed 000): policy CE + 1.5·value CE + 0.5·dominion BCE + 0.25·score MSE (+ 0.25·aux CE of
-the next-move heads) + c·‖θ‖². The L2 term is the optimiser's weight decay 2c (the gradient of
-c·‖θ‖² is 2c·θ). Every weight is a config value (``training.*_weight``); 0 switches a term off.
+Loss (seed 000): policy CE + 1.5·value CE + 0.5·dominion BCE + 0.25·score MSE (+ 0.25·aux CE
+of the next-move heads) + c·‖θ‖². The L2 term is the optimiser's weight decay 2c (the
+gradient of c·‖θ‖² is 2c·θ). Every weight is a config value (``training.*_weight``); 0
+switches a term off (``aux_weight: 0`` leaves the next-move heads untrained).
 
 A ``Trainer`` owns one network (one curriculum stage), its optimiser and its step count; its
 checkpoint (``model.save_checkpoint``: atomic, config embedded) also carries the optimiser state
