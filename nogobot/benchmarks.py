@@ -156,3 +156,56 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
           f"demand and is recycled every move, so a 900 s game never exceeds this")
     print(f"  peak RSS of this process {_peak_rss_mb():,.0f} MB")
     return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio}
+
+
+def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2,
+               opponent: str = "greedy", model: str | None = None, threads: int = 1,
+               log_dir: str | None = None, quiet: bool = False) -> dict:
+    """Real-clock games of ``nogobot gtp`` against a baseline, timed by the tournament referee
+    (outside the engine, zero tolerance): share of the clock used and the least time left."""
+    from pathlib import Path
+
+    from .board import BLACK, WHITE
+    from .tournament.clock import TimeControl as RefereeClock
+    from .tournament.referee import EngineConfig, Referee
+    from .tournament.spec import resolve_argv
+
+    tc = (RefereeClock.per_move(per_move, tolerance=0.0) if per_move
+          else RefereeClock.sudden_death(main, tolerance=0.0))
+    engine = ["nogobot", "gtp", "--threads", str(threads)] + (["--model", model] if model else [])
+    ours = EngineConfig("nogobot", resolve_argv(engine))
+    theirs = EngineConfig(opponent, resolve_argv(["nogobot", "agent", opponent]))
+    if not quiet:
+        print(f"nogobot bench time: {games} game(s) of nogobot gtp vs {opponent}, "
+              f"{tc.describe()}, referee clock with zero tolerance ({machine_line()})")
+    rows = []
+    for g in range(games):
+        black, white = (ours, theirs) if g % 2 == 0 else (theirs, ours)
+        mine = BLACK if g % 2 == 0 else WHITE
+        ref = Referee(black, white, size=9, time=tc, game_id=f"bench-time-{g}",
+                      log_dir=Path(log_dir) if log_dir else None)
+        res = ref.play()
+        times = res.times[0 if mine == BLACK else 1::2]
+        used = sum(times)
+        row = {"game": g, "colour": "B" if mine == BLACK else "W", "result": res.result,
+               "reason": res.reason, "lost_on_time": res.reason == "time" and res.winner != mine,
+               "moves": len(times), "used": used, "max_move": max(times, default=0.0),
+               "won": res.winner == mine}
+        if per_move:
+            row["share"] = used / (per_move * max(len(times), 1))
+            row["min_left"] = per_move - row["max_move"]
+        else:
+            row["share"] = used / main
+            row["min_left"] = main - used
+        rows.append(row)
+        if not quiet:
+            print(f"  game {g + 1}: nogobot {row['colour']} {res.result} ({res.reason}), "
+                  f"{row['moves']} moves, used {used:.1f} s = {100 * row['share']:.0f}% of "
+                  f"the clock, longest move {row['max_move']:.2f} s, least left "
+                  f"{row['min_left']:.2f} s")
+    if not quiet:
+        shares = [r["share"] for r in rows]
+        print(f"  median share of the clock used {100 * statistics.median(shares):.0f}%; "
+              f"least time left {min(r['min_left'] for r in rows):.2f} s; "
+              f"time losses {sum(r['lost_on_time'] for r in rows)}")
+    return {"games": rows}

@@ -51,6 +51,22 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
                  size=size)
 
 
+@bench.command("time")
+@click.option("--main", default=20.0, show_default=True, help="Sudden-death seconds per side.")
+@click.option("--per-move", default=None, type=float, help="Instead: a fixed time per move.")
+@click.option("--games", default=2, show_default=True, type=click.IntRange(1, 100))
+@click.option("--opponent", default="greedy", show_default=True,
+              type=click.Choice(["random", "greedy", "rollout", "alphabeta"]))
+@click.option("--model", default=None, help="ONNX model for nogobot (default: shipped).")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1))
+def bench_time_cmd(main, per_move, games, opponent, model, threads) -> None:
+    """Real-clock games against a baseline: clock share used and least time left."""
+    from .benchmarks import bench_time
+
+    bench_time(main=main, per_move=per_move, games=games, opponent=opponent, model=model,
+               threads=threads)
+
+
 # Subcommands added by other areas register below this line (keep each one thin).
 
 
