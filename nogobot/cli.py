@@ -67,6 +67,25 @@ def bench_time_cmd(main, per_move, games, opponent, model, threads) -> None:
                threads=threads)
 
 
+@main.command("timeplot")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--out", default="timeplot.png", show_default=True, help="PNG to write.")
+def timeplot_cmd(inputs, out) -> None:
+    """Time used per move as a PNG, from tournament SGFs or `nogobot gtp` stderr logs."""
+    from . import timeplot
+
+    try:
+        series = [timeplot.load(p) for p in inputs]
+        path = timeplot.plot(series, out)
+    except (ValueError, RuntimeError) as e:
+        raise click.ClickException(str(e)) from None
+    for ts in series:
+        totals = ", ".join(f"{c} {ts.total(c):.1f} s over {len(ts.used[c])} moves"
+                           for c in ("black", "white") if ts.used[c])
+        click.echo(f"{ts.source}: {totals}")
+    click.echo(f"wrote {path}")
+
+
 # Subcommands added by other areas register below this line (keep each one thin).
 
 

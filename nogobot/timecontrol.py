@@ -176,6 +176,13 @@ class MoveBudget:
     maximum: float  # never think longer (extensions stop here)
     emergency: bool = False  # clock nearly out: play policy + a tiny search
 
+    def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
+        """The budget left once ``spent`` seconds of this move are gone (e.g. loading)."""
+        if spent <= 0:
+            return self
+        return MoveBudget(max(self.planned - spent, floor), max(self.maximum - spent, floor),
+                          self.emergency)
+
 
 def expected_plies_left(legal_to_move: int, legal_other: int) -> float:
     """Expected remaining plies (75th percentile) from the legal-move counts of both sides."""

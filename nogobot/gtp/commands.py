@@ -166,8 +166,8 @@ class NoGoCommands:
         start = time.monotonic()
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
-        budget = self.move_budget(colour)
-        agent = self._get_agent()
+        agent = self._get_agent()  # the first call may load the network: that time counts too
+        budget = self.move_budget(colour).after(time.monotonic() - start)
         p = agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
         try:
             p = int(p)
