@@ -63,6 +63,8 @@ def test_run_directory_after_two_generations(run_dir):
     metrics = read_csv(run_dir / "metrics.csv")
     assert {r["net"] for r in metrics} == {"b1c8", "b2c8"}  # both curriculum stages trained
     assert (run_dir / state["best"]).exists()
+    if any(r["accepted"] == "True" for r in elo):
+        assert (run_dir / "ckpt" / "best.pt").exists()
     # The tiny config plateaus after one failure: generation 2 gates the stage-1 net.
     assert gens[1]["stage"] == ("1" if gens[0]["accepted"] == "False" else "0")
 

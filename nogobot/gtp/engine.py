@@ -20,13 +20,23 @@ Framing (GTP spec §3, GNU Go's gtp_main_loop):
 * output: ``=[id] result`` or ``?[id] message`` then one empty line, flushed at once. A result
   never contains an empty line (blank lines inside are replaced by ``.``), so the controller
   always finds the end of the response.
+
+Long commands (analysis, GoGui interrupt): ``run`` reads input on a reader thread, so a command
+that is still running can see that input arrived. A handler with an ``attach_channel`` method is
+given the engine's :class:`Channel`: ``input_pending`` (an Event, set while any input line or
+EOF waits), ``interrupted`` (set while a raw ``# interrupt`` line, which GoGui sends during a
+long command, waits), and ``write_partial`` to send the first part of a success response at once
+(``=id`` on its own line, then lines; the command's return value ends it, then the blank line).
+Lines are still dispatched strictly one after another.
 """
 
 from __future__ import annotations
 
 import inspect
+import queue
 import re
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -44,6 +54,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # everything but HT; LF only
 _INT = re.compile(r"[+]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _VERTEX = re.compile(r"[A-Za-z][0-9]+")
+_INTERRUPT = re.compile(r"[\s\x00-\x1f\x7f]*#[\s\x00-\x1f\x7f]*interrupt\b", re.IGNORECASE)
 HUGE = 10**30
 _COLORS = {"b": "b", "black": "b", "w": "w", "white": "w"}
 
@@ -148,6 +159,14 @@ def parse(line: str) -> tuple[str | None, str, list[str]]:
     return ident, tokens[0], tokens[1:]
 
 
+def _clean_lines(text: str) -> list[str]:
+    """Response text -> lines without control characters, trailing blanks or empty lines."""
+    lines = [_CONTROL.sub("", ln).rstrip() for ln in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return [ln or "." for ln in lines]
+
+
 def format_response(ok: bool, ident: str | None, text: str | None) -> str:
     """``=id text`` / ``?id text`` plus the blank line that ends it; no empty line inside."""
     text = "" if text is None else str(text)
@@ -166,6 +185,56 @@ def format_response(ok: bool, ident: str | None, text: str | None) -> str:
 # ------------------------------------------------------------------------------------------
 # Engine
 # ------------------------------------------------------------------------------------------
+
+
+class Channel:
+    """What a running command sees of its connection (see the module docstring).
+
+    Outside ``Engine.run`` (``Engine.handle`` called directly, or a handler used alone) the
+    events are only set by whoever sets them, and partial output is kept and returned with
+    the rest of the response."""
+
+    def __init__(self) -> None:
+        self.input_pending = threading.Event()
+        self.interrupted = threading.Event()
+        self._write: Callable[[str], None] | None = None  # set by Engine.run
+        self._ident: str | None = None
+        self._opened = False
+        self._kept: list[str] = []
+
+    @property
+    def opened(self) -> bool:
+        """True once part of the current response was written."""
+        return self._opened
+
+    def write_partial(self, text: str = "") -> None:
+        """Send ``text`` now as lines of the current *success* response; the first call first
+        writes ``=id`` on its own line. Empty lines become ``.``; ``""`` writes nothing more."""
+        out = "" if self._opened else f"={self._ident or ''} \n"
+        self._opened = True
+        out += "".join(ln + "\n" for ln in _clean_lines(text)) if text else ""
+        self._emit(out)
+
+    def _emit(self, text: str) -> None:
+        if not text:
+            return
+        if self._write is None:
+            self._kept.append(text)
+            return
+        try:
+            self._write(text)
+        except (BrokenPipeError, OSError, ValueError):
+            self.input_pending.set()  # nobody listens any more: let long commands end
+
+    def _begin(self, ident: str | None) -> None:
+        self._ident, self._opened, self._kept = ident, False, []
+
+    def _finish(self, text: Any) -> str:
+        """The rest of an opened response: ``text``'s lines, then the blank line."""
+        text = "" if text is None else str(text)
+        rest = "".join(self._kept) + "".join(ln + "\n" for ln in _clean_lines(text)) + "\n"
+        self._kept = []
+        return rest
 
 
 class _Command:
@@ -215,6 +284,14 @@ class Engine:
         self.log = log or (lambda msg: None)
         self.done = False
         self.on_input = getattr(handler, "on_input", None)
+        self.channel = Channel()
+        self._lock = threading.Lock()
+        self._queued = 0  # input lines read but not yet dispatched
+        self._interrupts = 0  # of which '# interrupt' lines
+        self._eof = False
+        attach = getattr(handler, "attach_channel", None)
+        if attach is not None:
+            attach(self.channel)
         self.commands: dict[str, _Command] = {}
         for owner in (self, handler):
             for attr in dir(type(owner)):
@@ -251,13 +328,23 @@ class Engine:
         cmd = self.commands.get(name)
         if cmd is None:
             return format_response(False, ident, UNKNOWN_COMMAND)
+        channel = self.channel
+        channel._begin(ident)
         try:
-            return format_response(True, ident, cmd(args))
+            result = cmd(args)
         except GtpError as e:
+            if channel.opened:  # too late for '?': the response is closed as it stands
+                self.log(f"{name}: failed after its response began: {e}")
+                return channel._finish(None)
             return format_response(False, ident, str(e) or "failed")
         except Exception as e:  # noqa: BLE001 -- last resort: one command never kills the engine
             self.log(f"internal error in {name!r}:\n{traceback.format_exc()}")
+            if channel.opened:
+                return channel._finish(None)
             return format_response(False, ident, f"internal error: {type(e).__name__}: {e}")
+        if channel.opened:
+            return channel._finish(result)
+        return format_response(True, ident, result)
 
     def run(self, instream: Any, outstream: Any) -> int:
         """Read commands until quit or EOF; returns the exit status (0).
@@ -265,27 +352,69 @@ class Engine:
         ``instream`` may be binary (bytes lines are decoded as UTF-8 with replacement) or text;
         ``outstream`` may be binary (UTF-8 is written) or text."""
         write = _writer(outstream)
-        while not self.done:
-            try:
-                raw = instream.readline()
-            except (OSError, ValueError):  # closed stream: treat as EOF
-                break
-            if not raw:
-                break
-            if isinstance(raw, bytes):
-                raw = raw.decode("utf-8", errors="replace")
-            if self.on_input is not None:
-                self.on_input()  # e.g. stop pondering: any input line interrupts background work
-            response = self.handle(raw)
-            if response is not None:
-                try:
-                    write(response)
-                except (BrokenPipeError, OSError, ValueError):
-                    self.log("output closed; exiting")
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read_lines, args=(instream, lines), daemon=True,
+                         name="gtp-reader").start()
+        self.channel._write = write
+        try:
+            while not self.done:
+                raw = self._next_line(lines)
+                if raw is None:
                     break
+                if self.on_input is not None:
+                    self.on_input()  # e.g. stop pondering: any input line ends background work
+                response = self.handle(raw)
+                if response is not None:
+                    try:
+                        write(response)
+                    except (BrokenPipeError, OSError, ValueError):
+                        self.log("output closed; exiting")
+                        break
+        finally:
+            self.channel._write = None
         if self.on_input is not None:
             self.on_input()  # end background work before exiting
         return 0
+
+    # -- input ----------------------------------------------------------------------------
+    def _read_lines(self, instream: Any, lines: queue.Queue) -> None:
+        """Reader thread: queue every input line (None at EOF) and keep the channel's events
+        up to date, so a running command sees input as soon as it arrives."""
+        channel = self.channel
+        while True:
+            try:
+                raw = instream.readline()
+            except (OSError, ValueError):  # closed stream: treat as EOF
+                raw = ""
+            if isinstance(raw, bytes):
+                raw = raw.decode("utf-8", errors="replace")
+            with self._lock:
+                if not raw:
+                    lines.put(None)
+                    self._eof = True
+                    channel.input_pending.set()  # stays set: EOF also ends long commands
+                    return
+                lines.put(raw)
+                self._queued += 1
+                if _INTERRUPT.match(raw):
+                    self._interrupts += 1
+                    channel.interrupted.set()
+                channel.input_pending.set()
+
+    def _next_line(self, lines: queue.Queue) -> str | None:
+        """The next input line (None at EOF); the events then describe what is still queued,
+        so an interrupt read during a command applies to that command and no later one."""
+        raw = lines.get()
+        with self._lock:
+            if raw is not None:
+                self._queued -= 1
+                if _INTERRUPT.match(raw):
+                    self._interrupts -= 1
+                if self._queued == 0 and not self._eof:
+                    self.channel.input_pending.clear()
+                if self._interrupts == 0:
+                    self.channel.interrupted.clear()
+        return raw
 
 
 def _writer(outstream: Any) -> Callable[[str], None]:

@@ -17,7 +17,8 @@ One generation g (state.json ``phase`` says which step is next, so a killed run 
 ``curriculum.plateau_failures`` gating failures in a row; from then on the candidate gated is the
 next stage's net (trained all along on the same games), and when it wins, generation switches to
 it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (copy), ``games/``,
-``ckpt/``, ``nets/``, ``metrics.csv``, ``elo.csv``, ``generations.csv``.
+``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's weights), ``nets/``,
+``metrics.csv``, ``elo.csv``, ``generations.csv``.
 """
 
 from __future__ import annotations
@@ -324,6 +325,10 @@ class TrainingRun:
         if accepted:
             st["best"] = str(cand.relative_to(self.dir))
             st["best_elo"] = elo_c
+            # Keep the best net's weights too (ckpt/stage*.pt moves on with later candidates).
+            best_ckpt = self.dir / "ckpt" / "best.pt"
+            shutil.copyfile(self.ckpt(s), best_ckpt.with_name("best.pt.tmp"))
+            os.replace(best_ckpt.with_name("best.pt.tmp"), best_ckpt)
             if s != st["stage"]:
                 log(f"curriculum: stage {s} net wins gating; self-play switches to stage {s}")
                 st["stage"] = s

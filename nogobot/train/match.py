@@ -156,10 +156,18 @@ def elo_update(r_a: float, r_b: float, a_wins: int, b_wins: int, k: float = 16.0
 
 def make_player(spec: str, size: int, playouts: int, temperature_moves: int, seed: int,
                 use_solver: bool = True):
-    """A player from a command-line spec: an .onnx path (MCTS) or a baseline agent name."""
+    """A player from a command-line spec: an .onnx path (MCTS) or a baseline agent name with
+    optional options, e.g. ``alphabeta:seconds=0.5`` or ``rollout:playouts=2000``."""
     if spec.endswith(".onnx"):
         from pathlib import Path
 
         return NetPlayer(spec, size, playouts, temperature_moves, seed, name=Path(spec).stem,
                          use_solver=use_solver)
-    return AgentPlayer(spec, seed=seed)
+    name, _, opts = spec.partition(":")
+    options = {}
+    for item in filter(None, opts.split(",")):
+        k, _, v = item.partition("=")
+        options[k] = float(v) if "." in v else int(v)
+    player = AgentPlayer(name, seed=seed, **options)
+    player.name = spec
+    return player

@@ -1,0 +1,109 @@
+"""The time manager through GTP: the engine's own clock, time commands, budgets passed to the
+search, and pondering (think on the opponent's time, stop at once on any input)."""
+
+import io
+import re
+import time
+
+from nogobot.gtp import Engine, NoGoCommands, serve
+from nogobot.inference import UniformEvaluator
+from nogobot.mcts import SearchConfig
+from nogobot.player import MCTSAgent
+from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
+
+
+class RecordingAgent:
+    """Plays the first legal move and records the budget it was given."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.budgets = []
+
+    def select_move(self, board, seconds=None):
+        self.budgets.append(seconds)
+        return int(board.legal_moves()[0])
+
+    def ponder(self, board, stop, max_seconds=600.0):  # marks it as a budget-aware agent
+        stop.wait(0.01)
+
+
+def session(agent, **kw):
+    logged = []
+    handler = NoGoCommands(lambda: agent, log=logged.append, **kw)
+    return Engine(handler, name="t", version="t"), handler, logged
+
+
+def test_sudden_death_clock_is_charged_and_budgets_shrink():
+    agent = RecordingAgent()
+    engine, handler, logged = session(agent, clock=TimeControl.sudden_death(60))
+    for _ in range(3):
+        assert engine.handle("genmove b").startswith("= ")
+    first, last = agent.budgets[0], agent.budgets[-1]
+    assert isinstance(first, MoveBudget) and 0 < first.planned <= first.maximum < 60
+    assert handler.clock.state("b").main_left < 60  # our own clock ran
+    assert any(re.match(r"time: black move 1 \S+: planned [\d.]+s max [\d.]+s used", m)
+               for m in logged)
+    assert last.planned <= first.planned * 1.5
+
+
+def test_time_left_corrects_the_clock():
+    agent = RecordingAgent()
+    engine, handler, _ = session(agent, clock=TimeControl.sudden_death(900))
+    engine.handle("genmove b")
+    roomy = agent.budgets[-1].planned
+    engine.handle("time_left b 12 0")
+    engine.handle("genmove b")
+    tight = agent.budgets[-1]
+    assert tight.maximum < 12 and tight.planned < roomy / 5
+
+
+def test_time_settings_and_kgs_forms_reach_the_budget():
+    agent = RecordingAgent()
+    engine, handler, _ = session(agent)
+    engine.handle("kgs-time_settings byoyomi 0 5 3")  # straight into byo-yomi: 5 s periods
+    engine.handle("genmove b")
+    b = agent.budgets[-1]
+    assert b.maximum <= 5 - TimePolicy().lag_buffer + 1e-9
+    engine.handle("time_settings 0 1 0")  # GoGui's "no limit"
+    engine.handle("genmove w")
+    assert abs(agent.budgets[-1].planned - TimePolicy().no_limit_seconds) < 0.05
+
+
+def test_per_move_budget_is_respected_by_the_real_search():
+    agent = MCTSAgent(UniformEvaluator(), config=SearchConfig(use_solver=False), log=None)
+    engine, handler, _ = session(agent, clock=TimeControl.per_move(0.5))
+    for colour in "bwbw":
+        t0 = time.monotonic()
+        assert engine.handle(f"genmove {colour}").startswith("= ")
+        assert time.monotonic() - t0 < 0.5
+
+
+def test_ponder_stops_at_once_on_input_and_the_tree_is_reused():
+    agent = MCTSAgent(UniformEvaluator(), config=SearchConfig(use_solver=False),
+                      seconds=0.2, log=None)
+    lines = ["boardsize 7", "genmove b"]
+    script = "\n".join(lines) + "\n"
+    out = io.StringIO()
+
+    class SlowInput(io.StringIO):
+        """Delivers the next line only after a pause, like a human opponent."""
+
+        def readline(self):
+            line = super().readline()
+            if line.startswith("play"):
+                time.sleep(1.0)  # the engine ponders meanwhile
+                self.t_sent = time.monotonic()
+            return line
+
+    src = SlowInput(script + "play w A1\n")
+    errs = io.StringIO()
+    serve(lambda: agent, instream=src, outstream=out, errstream=errs, ponder=True,
+          time_control=TimeControl("none"),
+          time_policy=TimePolicy(no_limit_seconds=0.2))
+    answered = time.monotonic()
+    assert out.getvalue().count("=") == 3
+    assert answered - src.t_sent < 0.5  # pondering stopped at once on the input line
+    searcher = agent._searcher
+    # After the ponder the root had the position with white to move; its visits survived.
+    assert searcher.tree.N[0] > 0
