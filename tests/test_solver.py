@@ -76,3 +76,23 @@ def test_lost_position_picks_a_legal_move():
             assert b.is_legal(r.move)
             seen += 1
     assert seen > 0
+
+
+def test_solver_survives_loading_from_numba_cache():
+    """Recursive njit functions can segfault when loaded from numba's on-disk cache (numba
+    #6061, #6713). Run the solver in two fresh processes: the second loads it from the cache."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "from nogobot.board import Board\n"
+            "from nogobot.solver import solve\n"
+            "rng = np.random.default_rng(4)\n"
+            "b = Board(9)\n"
+            "while 81 - b.ply > 16: b.play(int(rng.choice(b.legal_moves())))\n"
+            "print(solve(b, 200_000).result)\n")
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]
+    for res in outs:
+        assert res.returncode == 0, res.stderr[-2000:]
+    assert outs[0].stdout == outs[1].stdout and outs[0].stdout.strip() in ("1", "-1")
