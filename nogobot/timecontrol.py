@@ -269,7 +269,7 @@ class SearchStopper:
         if self.start_value is None and progress.playouts >= 100:
             self.start_value = progress.root_value
         if progress.elapsed < self.warmup or progress.playouts < 100:
-            return "planned" if progress.elapsed >= self.budget.planned else None
+            return None  # too early to judge; the search's hard limit is the budget's maximum
         rate = progress.playouts / max(progress.elapsed, 1e-6)
         left = max(self.budget.planned - progress.elapsed, 0.0) * rate
         if (progress.elapsed < self.budget.planned and progress.best_is_highest_q

@@ -15,18 +15,23 @@ NoGo choices (see also the README GTP section):
 * ``komi`` is accepted and ignored.
 
 The move generator is an ``Agent`` built by ``agent_factory`` the first time a move is needed
-(the referee copy never builds it). ``move_budget`` is the hook for the time manager.
+(the referee copy never builds it). ``move_budget`` is the hook for the time manager. The
+analysis commands (GoGui analyze commands, live graphics and interrupt, Sabaki analysis,
+``nogobot-param``) come from the ``AnalyzeCommands`` mixin in analyze.py, which also runs the
+network player's search for ``genmove`` (``_think``).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import coords
 from . import clock as clocks
+from .analyze import AnalyzeCommands
 from .engine import (
     CANNOT_LOAD_FILE,
     CANNOT_SCORE,
@@ -48,13 +53,14 @@ _NAME = {BLACK: "black", WHITE: "white"}
 MAX_SGF_BYTES = 10 * 2**20
 
 
-class NoGoCommands:
+class NoGoCommands(AnalyzeCommands):
     """GTP handler for one NoGo game at a time (the engine's whole state lives here)."""
 
     def __init__(self, agent_factory: Callable[[], Any], *, board_size: int = 9,
                  clock: clocks.ClockSettings | None = None,
                  log: Callable[[str], None] = lambda msg: None,
-                 time_policy: Any = None, ponder: bool = False):
+                 time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto",
+                 gfx_stream: Any = None):
         if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
             raise ValueError(f"board size {board_size} outside "
                              f"{coords.MIN_SIZE}..{coords.MAX_SIZE}")
@@ -66,9 +72,13 @@ class NoGoCommands:
         self.clock = clocks.Clock(clock or clocks.ClockSettings())
         self.time_policy = time_policy  # timecontrol.TimePolicy; None = its defaults
         self.ponder = ponder
+        self._agent_lock = threading.Lock()
+        self._preloading = False
         self._ponder_stop = None
         self._ponder_thread = None
+        self._init_analysis(live_gfx=live_gfx, gfx_stream=gfx_stream)
         self._new_game()
+        self._preload_agent()
 
     # -- state ----------------------------------------------------------------------------
     def _new_game(self) -> None:
@@ -114,8 +124,6 @@ class NoGoCommands:
             self._ponder_thread = None
 
     def _start_pondering(self, agent) -> None:
-        import threading
-
         board = self.board
         if not self.ponder or not hasattr(agent, "ponder") or board.is_terminal():
             return
@@ -125,11 +133,29 @@ class NoGoCommands:
         self._ponder_thread.start()
 
     def _get_agent(self):
-        if self.agent is None:
-            self.agent = self.agent_factory()
-            self.log(f"genmove: using {type(self.agent).__name__} "
-                     f"({getattr(self.agent, 'name', '?')})")
-        return self.agent
+        with self._agent_lock:  # a background preload may be building it right now
+            if self.agent is None:
+                self.agent = self.agent_factory()
+                self.log(f"genmove: using {type(self.agent).__name__} "
+                         f"({getattr(self.agent, 'name', '?')})")
+                self._agent_built(self.agent)
+            return self.agent
+
+    def _preload_agent(self) -> None:
+        """On a real clock, build the move generator (load the network) in the background now,
+        so the first timed genmove does not pay for it. Without a clock (GoGui's rules referee
+        copy, analysis) nothing is loaded until a move is asked for."""
+        if self.agent is not None or self._preloading or self.clock.settings.kind == "none":
+            return
+        self._preloading = True
+
+        def build() -> None:
+            try:
+                self._get_agent()
+            except Exception as e:  # noqa: BLE001 -- genmove will report it properly
+                self.log(f"preloading the move generator failed: {e}")
+
+        threading.Thread(target=build, daemon=True).start()
 
     # -- setup ----------------------------------------------------------------------------
     def cmd_boardsize(self, size: integer) -> None:
@@ -167,8 +193,10 @@ class NoGoCommands:
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
         agent = self._get_agent()  # the first call may load the network: that time counts too
-        budget = self.move_budget(colour).after(time.monotonic() - start)
-        p = agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
+        budget = self.move_budget(colour)
+        if self.clock.settings.kind != "none":  # on a clock, loading time is thinking time
+            budget = budget.after(time.monotonic() - start)
+        p = self._think(agent, work, budget)  # analyze.py: interruptible, live graphics
         try:
             p = int(p)
         except (TypeError, ValueError):
@@ -262,6 +290,7 @@ class NoGoCommands:
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
+        self._preload_agent()
 
     @command("kgs-time_settings")
     def cmd_kgs_time_settings(self, kind: str, *values: number) -> None:
@@ -270,6 +299,7 @@ class NoGoCommands:
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
+        self._preload_agent()
 
     def cmd_time_left(self, c: color, seconds: number, stones: integer) -> None:
         try:
