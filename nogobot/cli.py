@@ -89,6 +89,50 @@ def timeplot_cmd(inputs, out) -> None:
 # Subcommands added by other areas register below this line (keep each one thin).
 
 
+@main.command("botzone")
+@click.option("--model", default=None, help="ONNX network (default: the shipped model).")
+@click.option("--agent", "agent_name", default="mcts", show_default=True,
+              type=click.Choice(["mcts", "greedy"]),
+              help="Move generator: the network search, or the one-ply heuristic (no network).")
+@click.option("--move-time", default=1.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Botzone's time limit per move, in seconds.")
+@click.option("--margin", default=0.2, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds kept back from --move-time (input, output, the platform's lag).")
+@click.option("--keep-running/--no-keep-running", default=True, show_default=True,
+              help="Botzone's keep-running mode (print its marker and wait for the next "
+                   "request) or answer once and exit.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Network threads.")
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="Also stop the search after this many playouts (tests).")
+@click.option("--seed", default=None, type=int, help="Seed for the move generator.")
+@click.option("--quiet", is_flag=True, help="Nothing on stderr.")
+def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, playouts, seed,
+                quiet) -> None:
+    """Play on Botzone (NoGo): JSON or simple interaction, keep-running mode."""
+    import sys
+
+    from .botzone import serve_botzone
+
+    model_path = _check_model(model) if agent_name == "mcts" else None
+
+    def agent_factory():
+        if agent_name == "greedy":
+            from .agents.greedy import GreedyAgent
+
+            return GreedyAgent(seed=seed)
+        from .inference import load_evaluator
+        from .player import MCTSAgent
+
+        evaluator = load_evaluator(model_path, device="cpu", threads=threads)
+        return MCTSAgent(evaluator, playouts=playouts, seed=seed,
+                         log=None if quiet else sys.stderr)
+
+    raise SystemExit(serve_botzone(agent_factory, move_time=move_time, margin=margin,
+                                   keep_running=keep_running, quiet=quiet, seed=seed))
+
+
 class _TrainGroup(click.Group):
     """`nogobot train CONFIG.yaml ...` runs training; `nogobot train report DIR` reports."""
 
@@ -270,9 +314,12 @@ def _check_model(model: str | None) -> str:
               type=click.Choice(["mcts", "greedy"]),
               help="Move generator: the network search, or the one-ply heuristic (no network).")
 @click.option("--seed", default=None, type=int, help="Seed for the move generator.")
+@click.option("--live-gfx", default="auto", show_default=True,
+              type=click.Choice(["auto", "on", "off"]),
+              help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @click.option("--quiet", is_flag=True, help="No info log on stderr (errors still logged).")
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, ponder, batch, max_nodes, agent_name, seed, quiet) -> None:
+            lag_buffer, ponder, batch, max_nodes, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     import sys
 
@@ -310,8 +357,25 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
                          seed=seed, log=None if quiet else sys.stderr)
 
     # warmup: numba's kernels load in the background while the first commands are answered.
-    raise SystemExit(serve(agent_factory, board_size=size, quiet=quiet, warmup=True,
-                           time_control=time_control, time_policy=policy, ponder=ponder))
+    status = serve(agent_factory, board_size=size, quiet=quiet, warmup=True,
+                   time_control=time_control, time_policy=policy, ponder=ponder,
+                   live_gfx=live_gfx)
+    _exit_now(status)
+
+
+def _exit_now(status: int) -> None:
+    """Flush and leave at once. A background thread (numba compiling on a cold cache, the
+    network preloading) may still be running after quit/EOF; normal interpreter shutdown would
+    then abort the process (SIGABRT) instead of exiting with ``status``."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 @main.command("conformance")

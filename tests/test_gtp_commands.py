@@ -562,7 +562,13 @@ def test_list_commands_is_complete_and_consistent(gtp):
         "showboard", "final_score", "loadsgf", "printsgf", "time_settings", "time_left",
         "kgs-time_settings", "cputime", "gogui-rules_game_id", "gogui-rules_board_size",
         "gogui-rules_legal_moves", "gogui-rules_side_to_move", "gogui-rules_board",
-        "gogui-rules_final_result", "gogui-rules_captured_count"}
+        "gogui-rules_final_result", "gogui-rules_captured_count",
+        # analysis (nogobot/gtp/analyze.py; tested in tests/test_analyze*.py)
+        "gogui-analyze_commands", "gogui-interrupt", "nogobot-param", "nogobot-policy",
+        "nogobot-policy_board", "nogobot-dominion", "nogobot-value", "nogobot-visits",
+        "nogobot-candidates", "nogobot-candidates_table", "nogobot-pv", "lz-analyze",
+        "kata-analyze", "analyze", "lz-genmove_analyze", "kata-genmove_analyze",
+        "genmove_analyze"}
     assert set(listed) == expected
     for name in listed:
         assert gtp.ok(f"known_command {name}") == "true"

@@ -45,7 +45,7 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
           version: str = __version__, instream: Any = None, outstream: Any = None,
           errstream: Any = None, board_size: int = 9, seconds: float | None = None,
           quiet: bool = False, warmup: bool = False, time_control: Any = None,
-          time_policy: Any = None, ponder: bool = False) -> int:
+          time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto") -> int:
     """Run the GTP loop until ``quit`` or end of input; returns the exit status (0).
 
     ``agent_factory()`` builds the move generator the first time a move is generated.
@@ -54,7 +54,9 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     sudden-death clock (stored for the time manager). ``quiet`` silences the info log; internal
     errors are always logged. ``time_control`` (a ``timecontrol.TimeControl``) overrides
     ``seconds``; ``time_policy`` tunes the budget; ``ponder`` thinks on the opponent's time
-    (agents with a ``ponder`` method) until the next input line. ``warmup`` loads the rules core (numba) in a background thread
+    (agents with a ``ponder`` method) until the next input line. ``live_gfx`` (auto, on,
+    off): GoGui live graphics on ``errstream`` while searching (auto: once GoGui asked for
+    ``gogui-analyze_commands``). ``warmup`` loads the rules core (numba) in a background thread
     while the first commands are answered, so the first move is not slowed by it."""
     info = stderr_logger(errstream, quiet)
     errors = stderr_logger(errstream)
@@ -62,7 +64,8 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     if clock is None and seconds is not None:
         clock = ClockSettings.sudden_death(seconds)
     handler = NoGoCommands(agent_factory, board_size=board_size, clock=clock, log=info,
-                           time_policy=time_policy, ponder=ponder)
+                           time_policy=time_policy, ponder=ponder, live_gfx=live_gfx,
+                           gfx_stream=errstream)
     engine = Engine(handler, name=name, version=version, log=errors)
     if warmup:
         threading.Thread(target=_warm_up, args=(board_size,), daemon=True).start()

@@ -138,7 +138,6 @@ class NoGoCommands(AnalyzeCommands):
                 self.agent = self.agent_factory()
                 self.log(f"genmove: using {type(self.agent).__name__} "
                          f"({getattr(self.agent, 'name', '?')})")
-                self._agent_built(self.agent)
             return self.agent
 
     def _preload_agent(self) -> None:

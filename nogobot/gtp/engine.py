@@ -33,6 +33,7 @@ Lines are still dispatched strictly one after another.
 from __future__ import annotations
 
 import inspect
+import os
 import queue
 import re
 import sys
@@ -381,10 +382,11 @@ class Engine:
         """Reader thread: queue every input line (None at EOF) and keep the channel's events
         up to date, so a running command sees input as soon as it arrives."""
         channel = self.channel
+        source = _line_source(instream)
         while True:
             try:
-                raw = instream.readline()
-            except (OSError, ValueError):  # closed stream: treat as EOF
+                raw = next(source)
+            except (OSError, ValueError, StopIteration):  # closed stream: treat as EOF
                 raw = ""
             if isinstance(raw, bytes):
                 raw = raw.decode("utf-8", errors="replace")
@@ -415,6 +417,34 @@ class Engine:
                 if self._interrupts == 0:
                     self.channel.interrupted.clear()
         return raw
+
+
+def _line_source(instream: Any):
+    """Lines of ``instream``. A stream backed by a file descriptor (stdin) is read with
+    os.read: a daemon thread blocked in ``BufferedReader.readline`` holds the reader's lock,
+    and at interpreter exit after ``quit`` (the controller keeps the pipe open) Python then
+    aborts with "could not acquire lock for <stdin>"."""
+    try:
+        fd = instream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        fd = None
+    if fd is None:
+        while True:
+            yield instream.readline()
+    pending = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            if pending:
+                yield pending
+            return
+        pending += chunk
+        while True:
+            end = pending.find(b"\n")
+            if end < 0:
+                break
+            yield pending[:end + 1]
+            pending = pending[end + 1:]
 
 
 def _writer(outstream: Any) -> Callable[[str], None]:

@@ -94,7 +94,8 @@ def draw_report(run_dir, out=None) -> Path:
         for r, a in zip(elo, acc):
             level = _f(r, "elo_candidate") if a else _f(r, "elo_best_before")
             best.append(level)
-        ax.step(games, best, where="post", label="best net")
+        first = _f(elo[0], "elo_best_before")
+        ax.step([0.0] + games, [first] + best, where="post", label="best net (gen 0 at 0 games)")
         ax.scatter([g for g, a in zip(games, acc) if a], [c for c, a in zip(cand, acc) if a],
                    marker="o", label="accepted candidate")
         ax.scatter([g for g, a in zip(games, acc) if not a],

@@ -1,0 +1,792 @@
+"""Analysis over GTP: GoGui analyze commands, live graphics and interrupt, Sabaki/Lizzie
+analysis streams, and the engine parameters. A mixin of ``NoGoCommands`` (commands.py).
+
+What the user sees is described in the README ("Analysis in GoGui and Sabaki"). In short:
+
+* ``gogui-analyze_commands`` lists board views GoGui draws: the network's policy as a heat map
+  (``gfx`` COLOR + LABEL, or a ``dboard``), the dominion map (``dboard``), search visits
+  (``gfx``), candidate moves (``pspairs`` and a ``hstring`` table), the principal variation
+  (``varc``), value and score (``string``) and ``nogobot-param`` (``param``: playouts, seconds,
+  c_puct, threads, ponder, live_gfx, live_gfx_interval, lag_buffer);
+* while ``genmove`` (and the search-based analyze commands) think, ``gogui-gfx:`` blocks on
+  stderr show visits, the principal variation and a status line (``live_gfx``: ``auto`` turns
+  them on once GoGui asked for ``gogui-analyze_commands``); ``gogui-interrupt`` is listed, so
+  GoGui stops a long search with a raw ``# interrupt`` line and the move found so far is played;
+* ``lz-analyze``, ``kata-analyze`` and ``analyze`` stream ``info move ...`` lines at the asked
+  interval until ANY input line arrives, then close the reply with the blank line; the
+  ``*genmove_analyze`` forms stream while the move is searched and end with ``play <move>``.
+
+Conventions: values in GoGui views are from the point of view of the colour asked for (``%c``,
+default the side to move); ``dboard`` dominion is positive for Black (GoGui draws positive values
+black); Sabaki values are for the side to move in the analysed position (LZ: integers x10000,
+kata: floats with a decimal point). The search-based GoGui views search the current position once
+(the configured playouts, else ``seconds``) and reuse that search until the position, colour or a
+parameter changes.
+
+Uses from its host: ``board``, ``size``, ``log``, ``ponder``, ``time_policy``, ``_get_agent()``,
+``_generate(colour, play)``. Imports only the standard library at start-up (GoGui's referee
+copy of the engine must start fast); numpy and the search load on first use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import coords
+from .engine import Channel, GtpError, GtpSyntaxError, color, command, integer, number
+
+BLACK, WHITE = 1, 2
+_COLOUR = {"b": BLACK, "w": WHITE}
+_NAME = {BLACK: "Black", WHITE: "White"}
+_LETTER = {BLACK: "b", WHITE: "w"}
+PV_LENGTH = 20
+GFX_CANDIDATES = 10  # labelled moves in the live graphics
+UNLIMITED_VISITS = 2**62  # analysis searches until input arrives (or the tree is full)
+
+ANALYZE_COMMANDS = (
+    "param/Engine parameters/nogobot-param",
+    "gfx/Policy heat map/nogobot-policy %c",
+    "dboard/Policy (board)/nogobot-policy_board %c",
+    "dboard/Dominion (network)/nogobot-dominion %c",
+    "string/Value and score/nogobot-value %c",
+    "gfx/Search visits/nogobot-visits %c",
+    "pspairs/Candidate moves/nogobot-candidates %c",
+    "hstring/Candidate table/nogobot-candidates_table %c",
+    "varc/Principal variation/nogobot-pv %c",
+)
+
+# Heat map palette, cold to hot (GoGui COLOR takes #rrggbb).
+_HEAT = ("#fff5b8", "#ffe08a", "#ffc45c", "#ffa23d", "#ff7b2e", "#f2512a", "#d92b2b", "#b01030")
+
+
+@dataclass
+class Candidate:
+    """One root move as analysis tools show it (values for the root's side to move)."""
+
+    move: int
+    visits: int
+    winrate: float  # [0, 1]
+    prior: float
+    lcb: float  # lower confidence bound of the winrate, [0, 1]
+    proof: int  # +1 proven win, -1 proven loss, 0 unknown
+    pv: list[int] = field(default_factory=list)
+
+
+@dataclass
+class AnalyzeRequest:
+    """Parsed arguments of the lz-/kata- analyze commands."""
+
+    colour: int | None = None
+    interval: float = 0.0  # seconds between info lines; 0: only the final one
+    minmoves: int = 0
+    maxmoves: int = 0  # 0: no cap
+    ownership: bool = False
+
+
+@dataclass
+class _Search:
+    """A finished search of one position, kept for the GoGui views."""
+
+    key: tuple
+    colour: int
+    visits: int
+    playouts: int
+    seconds: float
+    winrate: float
+    reason: str
+    candidates: list[Candidate]
+
+
+def _fmt_visits(n: int) -> str:
+    """Short visit counts for board labels: 950, 1.2k, 34k, 1.5M."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def parse_analyze_args(args: tuple[str, ...] | list[str], kata: bool) -> AnalyzeRequest:
+    """``[colour] [interval] [key value ...]`` (Leela Zero / KataGo syntax; interval in
+    centiseconds). Keys: interval, minmoves, maxmoves, ownership (kata); KataGo's output
+    switches rootInfo, pvVisits, pvEdgeVisits, movesOwnership and ownershipStdev are accepted
+    and ignored. ``avoid``/``allow`` are refused."""
+    req = AnalyzeRequest()
+    toks = list(args)
+    i = 0
+    if i < len(toks):
+        try:
+            req.colour = _COLOUR[color(toks[i])]
+            i += 1
+        except ValueError:
+            pass
+    if i < len(toks) and toks[i][:1].isdigit():
+        req.interval = _interval(toks[i])
+        i += 1
+    ignored = {"rootinfo", "pvvisits", "pvedgevisits", "movesownership", "ownershipstdev"}
+    while i < len(toks):
+        key = toks[i].lower()
+        if key in ("avoid", "allow"):
+            raise GtpError(f"{key} is not supported")
+        if i + 1 >= len(toks):
+            raise GtpSyntaxError()
+        value = toks[i + 1]
+        i += 2
+        try:
+            if key == "interval":
+                req.interval = _interval(value)
+            elif key == "minmoves":
+                req.minmoves = integer(value)
+            elif key == "maxmoves":
+                req.maxmoves = integer(value)
+            elif key == "ownership" and kata:
+                req.ownership = _bool(value)
+            elif key in ignored and kata:
+                _bool(value)
+            else:
+                raise GtpSyntaxError()
+        except ValueError:
+            raise GtpSyntaxError() from None
+    return req
+
+
+def _interval(token: str) -> float:
+    cs = number(token)
+    if not 0 <= cs < 1e9:
+        raise GtpSyntaxError()
+    return cs / 100.0
+
+
+def _bool(token: str) -> bool:
+    t = token.lower()
+    if t in ("1", "true", "on", "yes"):
+        return True
+    if t in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"not a boolean: {token!r}")
+
+
+def info_line(cands: list[Candidate], size: int, kata: bool, *, order_from: int = 0,
+              score_lead: dict[int, float] | None = None,
+              ownership: list[float] | None = None) -> str:
+    """One analysis line: ``info move .. visits .. winrate .. ... pv ..`` per candidate (and
+    ``ownership ...`` at the end for kata). LZ: integers x10000; kata: floats with a point."""
+    parts = []
+    for k, c in enumerate(cands, start=order_from):
+        pv = " ".join(coords.to_gtp(p, size) for p in (c.pv or [c.move]))
+        move = coords.to_gtp(c.move, size)
+        if kata:
+            lead = (score_lead or {}).get(c.move, 0.0)
+            parts.append(f"info move {move} visits {c.visits} utility {2 * c.winrate - 1:.6f} "
+                         f"winrate {c.winrate:.6f} scoreMean {lead:.6f} scoreLead {lead:.6f} "
+                         f"prior {c.prior:.6f} lcb {c.lcb:.6f} order {k} pv {pv}")
+        else:
+            parts.append(f"info move {move} visits {c.visits} "
+                         f"winrate {round(10000 * c.winrate)} prior {round(10000 * c.prior)} "
+                         f"lcb {round(10000 * c.lcb)} order {k} pv {pv}")
+    if kata and ownership is not None:
+        parts.append("ownership " + " ".join(f"{v:.6f}" for v in ownership))
+    return " ".join(parts)
+
+
+def tree_candidates(searcher, result) -> list[Candidate]:
+    """The root's moves from the search tree (or from the result after an exact solve, which
+    leaves no tree), best first: proven wins, then by visits, then by prior; proven losses last.
+    Includes moves without visits; callers pick what to show."""
+    import numpy as np
+
+    t = searcher.tree
+    f, n = int(t.first[0]), int(t.nchild[0])
+    out: list[Candidate] = []
+    if result.visits == 0 or f < 0 or n == 0:
+        for c in result.children:  # the solver's verdicts (or nothing)
+            wr = 1.0 if c.proof > 0 else 0.0 if c.proof < 0 else 0.5 * (c.q + 1.0)
+            out.append(Candidate(c.move, c.visits, wr, c.prior, wr if c.proof else 0.0,
+                                 c.proof, [c.move]))
+    else:
+        root_wr = result.winrate
+        for i in range(f, f + n):
+            visits = int(t.N[i])
+            proof = -int(t.proof[i])
+            if proof:
+                wr = lcb = 1.0 if proof > 0 else 0.0
+            elif visits:
+                q = float(t.W[i]) / visits
+                wr = 0.5 * (q + 1.0)
+                var = max(float(t.W2[i]) / visits - q * q, 0.0) / 4.0  # winrate scale
+                lcb = max(wr - 1.96 * math.sqrt(var / visits), 0.0) if visits > 1 else 0.0
+            else:
+                wr, lcb = root_wr, 0.0
+            out.append(Candidate(int(t.move[i]), visits, min(max(wr, 0.0), 1.0),
+                                 float(t.P[i]), min(lcb, 1.0), proof, _pv_from(t, i, np)))
+    out.sort(key=lambda c: (-(c.proof + 1), -c.visits, -c.prior))
+    return out
+
+
+def _pv_from(t, node: int, np) -> list[int]:
+    """The line starting with ``node``'s move: proven wins first, else the most visited."""
+    pv = [int(t.move[node])]
+    while len(pv) < PV_LENGTH and t.first[node] >= 0 and t.nchild[node] > 0:
+        f, n = int(t.first[node]), int(t.nchild[node])
+        wins = np.flatnonzero(t.proof[f:f + n] == -1)
+        node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
+        if t.N[node] == 0 and not wins.size:
+            break
+        pv.append(int(t.move[node]))
+    return pv
+
+
+def shown(cands: list[Candidate], minmoves: int = 0, maxmoves: int = 0) -> list[Candidate]:
+    """What analysis shows: searched or proven moves, at least ``minmoves``, at most
+    ``maxmoves`` (0: no cap)."""
+    picked = [c for c in cands if c.visits > 0 or c.proof != 0]
+    if len(picked) < minmoves:
+        rest = sorted((c for c in cands if c not in picked), key=lambda c: -c.prior)
+        picked += rest[:minmoves - len(picked)]
+    return picked[:maxmoves] if maxmoves > 0 else picked
+
+
+class _Every:
+    """Call ``fn(result)`` at most every ``interval`` seconds (several hooks share one search)."""
+
+    def __init__(self, fn: Callable[[Any], None], interval: float):
+        self.fn, self.interval = fn, interval
+        self.next = time.monotonic() + interval
+
+    def __call__(self, result) -> None:
+        now = time.monotonic()
+        if now >= self.next:
+            self.next = now + self.interval
+            self.fn(result)
+
+
+class AnalyzeCommands:
+    """Mixin of NoGoCommands: analysis commands, live graphics, interrupt, parameters."""
+
+    # -- set-up -------------------------------------------------------------------------------
+    def _init_analysis(self, live_gfx: str = "auto", gfx_stream: Any = None) -> None:
+        if live_gfx not in ("auto", "on", "off"):
+            raise ValueError(f"live_gfx must be auto, on or off, not {live_gfx!r}")
+        self.channel = Channel()  # replaced by the engine's (attach_channel)
+        self.live_gfx = live_gfx
+        self.live_gfx_interval = 0.5
+        self.gfx_stream = gfx_stream  # None: sys.stderr at the time of writing
+        self._gogui = False  # GoGui asked for its analyze commands: live_gfx auto turns on
+        self._param_version = 0  # part of the search cache key
+        self._last_search: _Search | None = None
+        self._nn: tuple | None = None  # (key, work board, Evaluation row)
+        self._analysis: tuple[str, AnalyzeRequest] | None = None  # genmove_analyze in progress
+
+    def attach_channel(self, channel: Channel) -> None:
+        """Called by the protocol engine: its input events and partial output."""
+        self.channel = channel
+
+    # -- GoGui --------------------------------------------------------------------------------
+    @command("gogui-analyze_commands")
+    def cmd_gogui_analyze_commands(self) -> str:
+        self._gogui = True
+        return "\n".join(ANALYZE_COMMANDS)
+
+    @command("gogui-interrupt")
+    def cmd_gogui_interrupt(self) -> None:
+        """Listing it tells GoGui to send ``# interrupt`` during long commands (handled by the
+        protocol engine's reader, which sets ``channel.interrupted``)."""
+
+    @command("nogobot-param")
+    def cmd_nogobot_param(self, key: str = None, value: str = None) -> str | None:
+        """Without arguments: the GoGui ``param`` list. ``key value`` sets; ``key`` shows.
+        Builds the move generator (loads the network): the values shown are its own."""
+        params = self._params()
+        if key is None:
+            return "\n".join(f"[{kind}] {k} {v}" for k, (kind, v) in params.items())
+        if key not in params:
+            raise GtpError(f"unknown parameter {key} (known: {' '.join(params)})")
+        if value is None:
+            return str(params[key][1])
+        self._set_param(key, value)
+        return None
+
+    def _params(self) -> dict[str, tuple[str, str]]:
+        """key -> (GoGui type, current value) for the agent in use."""
+        agent = self._get_agent()
+        policy = self._policy()
+        out: dict[str, tuple[str, str]] = {}
+        if hasattr(agent, "searcher"):
+            out["playouts"] = ("string", str(agent.playouts or 0))
+        out["seconds"] = ("string", f"{policy.no_limit_seconds:g}")
+        if hasattr(agent, "searcher"):
+            out["c_puct"] = ("string", f"{agent.config.c_puct:g}")
+            out["threads"] = ("string", str(getattr(agent.evaluator, "threads", 0) or 0))
+        out["ponder"] = ("bool", "1" if self.ponder else "0")
+        out["live_gfx"] = ("bool", "1" if self._live_gfx_on() else "0")
+        out["live_gfx_interval"] = ("string", f"{self.live_gfx_interval:g}")
+        out["lag_buffer"] = ("string", f"{policy.lag_buffer:g}")
+        return out
+
+    def _policy(self):
+        from ..timecontrol import TimePolicy
+
+        return self.time_policy or TimePolicy()
+
+    def _set_param(self, key: str, value: str) -> None:
+        try:
+            self._apply_param(key, value)
+        except ValueError as e:
+            raise GtpError(f"invalid value for {key}: {e}") from None
+        self._param_version += 1
+
+    def _apply_param(self, key: str, value: str) -> None:
+        if key == "ponder":
+            self.ponder = _bool(value)
+            return
+        if key == "live_gfx":
+            self.live_gfx = "on" if _bool(value) else "off"
+            return
+        if key == "live_gfx_interval":
+            self.live_gfx_interval = _positive(value)
+            return
+        if key in ("seconds", "lag_buffer"):
+            v = _positive(value) if key == "seconds" else _non_negative(value)
+            name = "no_limit_seconds" if key == "seconds" else "lag_buffer"
+            self.time_policy = dataclasses.replace(self._policy(), **{name: v})
+            if key == "seconds" and hasattr(self.agent, "seconds"):
+                self.agent.seconds = v
+            return
+        agent = self._get_agent()
+        searcher = getattr(agent, "_searcher", None)  # MCTSAgent keeps one per board size
+        if key == "playouts":
+            agent.playouts = _count(value) or None
+        elif key == "c_puct":
+            agent.config.c_puct = _positive(value)
+            if searcher is not None:
+                searcher.cfg_f[0] = agent.config.c_puct  # the kernels read this copy
+        elif key == "threads":
+            n = _count(value)
+            if n < 1:
+                raise ValueError("at least 1")
+            self._set_threads(agent, searcher, n)
+
+    def _set_threads(self, agent, searcher, n: int) -> None:
+        """onnxruntime fixes its thread count per session: build a new session."""
+        ev = agent.evaluator
+        if getattr(ev, "threads", None) == n:
+            return
+        if getattr(ev, "path", None) is None or getattr(ev, "on_gpu", False):
+            raise ValueError("only a CPU onnx network has a thread count")
+        from ..inference import OnnxEvaluator
+
+        new = OnnxEvaluator(ev.path, device="cpu", threads=n)
+        agent.evaluator = new
+        if searcher is not None:
+            searcher.evaluator = new
+        self.log(f"param: network now uses {n} threads")
+
+    def _live_gfx_on(self) -> bool:
+        return self.live_gfx == "on" or (self.live_gfx == "auto" and self._gogui)
+
+    # -- searching (genmove, GoGui views, analysis) ---------------------------------------------
+    def _think(self, agent, work, budget) -> int:
+        """The move for ``work`` (its side to move) within ``budget`` (a MoveBudget).
+
+        The network player's search runs here rather than in ``MCTSAgent.select_move`` (the same
+        limits: the budget's maximum as hard limit, the time manager's stopper unless fixed
+        playouts or an emergency) so that a GoGui interrupt stops it and live graphics and
+        ``genmove_analyze`` lines are written while it runs."""
+        if not hasattr(agent, "searcher"):  # e.g. the greedy agent: quick, nothing to show
+            return agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
+        from ..player import SearchLimits
+        from ..timecontrol import SearchStopper
+
+        limits = SearchLimits(playouts=agent.playouts, seconds=budget.maximum)
+        stopper = None
+        if not budget.emergency and agent.playouts is None:
+            stopper = SearchStopper(budget)
+        result = self._search(agent, work, limits, stopper, analysis=self._analysis)
+        agent.last_result = result
+        if getattr(agent, "log", None) is not None:
+            rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
+            print(f"mcts: {coords.to_gtp(result.move, work.size)} winrate {result.winrate:.3f} "
+                  f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
+                  f"time {result.seconds:.2f}s stop: {result.reason}", file=agent.log,
+                  flush=True)
+        return result.move
+
+    def _search(self, agent, work, limits, should_stop=None,
+                analysis: tuple[str, AnalyzeRequest] | None = None,
+                stop=None):
+        """One search of ``work`` with the live hooks: GoGui graphics (when on), analysis lines
+        (``analysis`` = (flavour, request)), stopped by ``stop`` (default: a GoGui interrupt)."""
+        searcher = agent.searcher(work.size)
+        hooks = []
+        gfx = self._live_gfx_on()
+        if gfx:
+            hooks.append(_Every(lambda r: self._gfx_progress(searcher, work, r, limits),
+                                self.live_gfx_interval))
+        reporter = None
+        if analysis is not None:
+            reporter = _Reporter(self, analysis[0], analysis[1], work, searcher)
+            if analysis[1].interval > 0:
+                hooks.append(_Every(reporter, analysis[1].interval))
+
+        def progress(result) -> None:
+            for hook in hooks:
+                hook(result)
+
+        interval = min([self.live_gfx_interval if gfx else math.inf]
+                       + [analysis[1].interval if analysis and analysis[1].interval > 0
+                          else math.inf])
+        result = searcher.search(work, limits, stop=stop or self.channel.interrupted,
+                                 should_stop=should_stop,
+                                 on_progress=progress if hooks else None,
+                                 progress_interval=interval if hooks else 0.5)
+        if reporter is not None:
+            reporter(result)  # the final line, always at least one
+        if gfx:
+            self._gfx_write("gogui-gfx: CLEAR\n")  # before the response (GoGui's advice)
+        return result
+
+    def _searched(self, colour: int | None) -> tuple[Any, _Search | None]:
+        """The current position (``colour`` to move) and its search, run now unless the last
+        one is of this very position and settings. (board, None) when ``colour`` is stuck."""
+        work = self._work(colour)
+        key = (work.size, work.hash, len(work.moves), work.to_move, self._param_version)
+        if self._last_search is not None and self._last_search.key == key:
+            return work, self._last_search
+        if work.num_legal() == 0:
+            return work, None
+        agent = self._network_agent()
+        from ..player import SearchLimits
+
+        seconds = self._policy().no_limit_seconds
+        limits = SearchLimits(playouts=agent.playouts,
+                              seconds=None if agent.playouts else seconds)
+        result = self._search(agent, work.copy(), limits)
+        cands = tree_candidates(agent.searcher(work.size), result)
+        self._last_search = _Search(key, work.to_move, result.visits, result.playouts,
+                                    result.seconds, result.winrate, result.reason, cands)
+        self.log(f"analyze: searched {result.visits} visits in {result.seconds:.2f}s "
+                 f"({result.reason})")
+        return work, self._last_search
+
+    def _work(self, colour: int | None):
+        work = self.board.copy()
+        if colour is not None:
+            work.to_move = colour
+        return work
+
+    def _network_agent(self):
+        agent = self._get_agent()
+        if not hasattr(agent, "searcher"):
+            raise GtpError("this needs the network player (nogobot gtp --agent mcts)")
+        return agent
+
+    def _network(self, colour: int | None):
+        """(board, Evaluation of it) for the current position with ``colour`` to move."""
+        work = self._work(colour)
+        key = (work.size, work.hash, len(work.moves), work.to_move)
+        if self._nn is not None and self._nn[0] == key:
+            return self._nn[1], self._nn[2]
+        agent = self._network_agent()
+        ev = agent.evaluator.evaluate_boards([work])
+        self._nn = (key, work, ev)
+        return work, ev
+
+    # -- live graphics --------------------------------------------------------------------------
+    def _gfx_write(self, text: str) -> None:
+        stream = self.gfx_stream if self.gfx_stream is not None else sys.stderr
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def _gfx_progress(self, searcher, work, result, limits) -> None:
+        cands = shown(tree_candidates(searcher, result))
+        lines = self._visits_gfx(work, cands, result.pv, result.visits, result.winrate,
+                                 result.seconds)
+        done = []
+        if limits.playouts:
+            done.append(result.playouts / limits.playouts)
+        if limits.seconds:
+            done.append(result.seconds / limits.seconds)
+        if done:
+            lines.append(f"PROGRESS {min(100, int(100 * max(done)))}")
+        self._gfx_write("gogui-gfx:\n" + "\n".join(lines) + "\n\n")
+
+    def _visits_gfx(self, work, cands: list[Candidate], pv: list[int], visits: int,
+                    winrate: float, seconds: float) -> list[str]:
+        """gfx lines: squares sized by visits (in the mover's colour), visit labels on the best
+        moves not on the PV, the PV as numbered stones, and a status line."""
+        n = work.size
+        sign = 1.0 if work.to_move == BLACK else -1.0
+        top = max((c.visits for c in cands), default=0)
+        lines = []
+        if top > 0:
+            lines.append("INFLUENCE " + " ".join(
+                f"{coords.to_gtp(c.move, n)} {sign * c.visits / top:.3f}"
+                for c in cands if c.visits > 0))
+        on_pv = set(pv[:1])
+        labels = [f"{coords.to_gtp(c.move, n)} {_fmt_visits(c.visits)}"
+                  for c in cands[:GFX_CANDIDATES] if c.visits > 0 and c.move not in on_pv]
+        if labels:
+            lines.append("LABEL " + " ".join(labels))
+        if pv:
+            colour, var = work.to_move, []
+            for p in pv:
+                var.append(f"{_LETTER[colour]} {coords.to_gtp(p, n)}")
+                colour = 3 - colour
+            lines.append("VAR " + " ".join(var))
+        best = (f", best {coords.to_gtp(cands[0].move, n)} {cands[0].winrate:.1%}"
+                if cands else "")
+        lines.append(f"TEXT {_NAME[work.to_move]} to move: {visits} visits in {seconds:.1f}s"
+                     f"{best}")
+        return lines
+
+    # -- GoGui views: network -------------------------------------------------------------------
+    def _colour_arg(self, c: str | None) -> int | None:
+        return None if c is None else _COLOUR[c]
+
+    def _priors(self, colour: int | None):
+        from ..inference import priors
+
+        work, ev = self._network(colour)
+        return work, priors(ev.policy_logits[0], work.legal_mask())
+
+    @command("nogobot-policy")
+    def cmd_policy(self, c: color = None) -> str:
+        """gfx heat map of the network's move probabilities, labels in percent."""
+        work, p = self._priors(self._colour_arg(c))
+        n = work.size
+        top = float(p.max()) if p.size else 0.0
+        if top <= 0:
+            return f"TEXT {_NAME[work.to_move]} has no legal move"
+        buckets: dict[int, list[str]] = {}
+        for q in map(int, work.legal_moves()):
+            share = float(p[q]) / top
+            if share >= 0.02:
+                level = min(int(share * len(_HEAT)), len(_HEAT) - 1)
+                buckets.setdefault(level, []).append(coords.to_gtp(q, n))
+        lines = [f"COLOR {_HEAT[level]} {' '.join(pts)}" for level, pts in sorted(buckets.items())]
+        ranked = sorted(map(int, work.legal_moves()), key=lambda q: -p[q])
+        labels = [f"{coords.to_gtp(q, n)} {round(100 * float(p[q]))}"
+                  for q in ranked[:GFX_CANDIDATES] if p[q] >= 0.005]
+        if labels:
+            lines.append("LABEL " + " ".join(labels))
+        best = ranked[:3]
+        lines.append(f"TEXT {_NAME[work.to_move]} policy: " + ", ".join(
+            f"{coords.to_gtp(q, n)} {float(p[q]):.1%}" for q in best))
+        return "\n".join(lines)
+
+    @command("nogobot-policy_board")
+    def cmd_policy_board(self, c: color = None) -> str:
+        """dboard of the move probabilities divided by the largest (top row first)."""
+        work, p = self._priors(self._colour_arg(c))
+        top = float(p.max()) if p.size else 0.0
+        scaled = p / top if top > 0 else p
+        return _board_text([f"{float(v):.3f}" for v in scaled], work.size)
+
+    @command("nogobot-dominion")
+    def cmd_dominion(self, c: color = None) -> str:
+        """dboard of the network's dominion head: +1 Black will own the point, -1 White."""
+        work, ev = self._network(self._colour_arg(c))
+        sign = 1.0 if work.to_move == BLACK else -1.0  # the head is for the side to move
+        flat = [f"{sign * float(v):.3f}" for v in ev.dominion[0].reshape(-1)]
+        return _board_text(flat, work.size)
+
+    @command("nogobot-value")
+    def cmd_value(self, c: color = None) -> str:
+        """One status line: the network's win probability and score for the colour to move,
+        and the search's win rate when this position was searched."""
+        work, ev = self._network(self._colour_arg(c))
+        who = _NAME[work.to_move]
+        if work.num_legal() == 0:
+            return f"{who} to move has no legal move: {who} has lost"
+        text = (f"{who} to move: network win {float(ev.value[0]):.1%}, "
+                f"score {float(ev.score[0]):+.2f}")
+        key = (work.size, work.hash, len(work.moves), work.to_move, self._param_version)
+        s = self._last_search
+        if s is not None and s.key == key:
+            best = coords.to_gtp(s.candidates[0].move, work.size) if s.candidates else "-"
+            text += f"; search win {s.winrate:.1%} ({s.visits} visits), best {best}"
+        return text
+
+    # -- GoGui views: search --------------------------------------------------------------------
+    @command("nogobot-visits")
+    def cmd_visits(self, c: color = None) -> str:
+        work, s = self._searched(self._colour_arg(c))
+        if s is None:
+            return f"TEXT {_NAME[work.to_move]} has no legal move"
+        cands = shown(s.candidates)
+        pv = cands[0].pv if cands else []
+        return "\n".join(self._visits_gfx(work, cands, pv, s.visits, s.winrate, s.seconds))
+
+    @command("nogobot-candidates")
+    def cmd_candidates(self, c: color = None) -> str:
+        """pspairs: each searched move labelled with its win rate in percent (WIN/LOSS when
+        proven)."""
+        work, s = self._searched(self._colour_arg(c))
+        if s is None:
+            return ""
+        out = []
+        for cand in shown(s.candidates):
+            label = ("WIN" if cand.proof > 0 else "LOSS" if cand.proof < 0
+                     else f"{round(100 * cand.winrate)}%")
+            out.append(f"{coords.to_gtp(cand.move, work.size)} {label}")
+        return " ".join(out)
+
+    @command("nogobot-candidates_table")
+    def cmd_candidates_table(self, c: color = None) -> str:
+        work, s = self._searched(self._colour_arg(c))
+        if s is None:
+            return f"{_NAME[work.to_move]} has no legal move"
+        n = work.size
+        lines = [f"{_NAME[work.to_move]} to move: {s.visits} visits, {s.playouts} playouts in "
+                 f"{s.seconds:.2f}s ({s.reason})",
+                 "move  visits  winrate  prior    lcb  pv"]
+        for cand in shown(s.candidates):
+            wr = ("  WIN" if cand.proof > 0 else " LOSS" if cand.proof < 0
+                  else f"{cand.winrate:6.1%}")
+            pv = " ".join(coords.to_gtp(p, n) for p in cand.pv)
+            lines.append(f"{coords.to_gtp(cand.move, n):<4} {cand.visits:7d}  {wr:>7}  "
+                         f"{cand.prior:5.1%}  {cand.lcb:5.1%}  {pv}")
+        return "\n".join(lines)
+
+    @command("nogobot-pv")
+    def cmd_pv(self, c: color = None) -> str:
+        """The principal variation, the colour asked for first (GoGui type varc)."""
+        work, s = self._searched(self._colour_arg(c))
+        if s is None or not s.candidates:
+            return ""
+        return " ".join(coords.to_gtp(p, work.size) for p in shown(s.candidates)[0].pv)
+
+    # -- Sabaki / Lizzie analysis ------------------------------------------------------------------
+    @command("lz-analyze")
+    def cmd_lz_analyze(self, *args: str) -> None:
+        return self._analyze_stream("lz", args)
+
+    @command("kata-analyze")
+    def cmd_kata_analyze(self, *args: str) -> None:
+        return self._analyze_stream("kata", args)
+
+    def cmd_analyze(self, *args: str) -> None:
+        """Sabaki's name (KataGo's Sabaki-flavoured form): the kata format."""
+        return self._analyze_stream("kata", args)
+
+    @command("lz-genmove_analyze")
+    def cmd_lz_genmove_analyze(self, *args: str) -> str:
+        return self._genmove_analyze("lz", args)
+
+    @command("kata-genmove_analyze")
+    def cmd_kata_genmove_analyze(self, *args: str) -> str:
+        return self._genmove_analyze("kata", args)
+
+    def cmd_genmove_analyze(self, *args: str) -> str:
+        return self._genmove_analyze("kata", args)
+
+    def _analyze_stream(self, flavour: str, args: tuple[str, ...]) -> None:
+        """``=``, then an info line every interval until any input line (or EOF) arrives, then
+        the blank line. The search runs until then (or until the tree is full or the result
+        is proven, and the reply then waits for input)."""
+        req = parse_analyze_args(args, kata=flavour == "kata")
+        work = self._work(req.colour)
+        agent = self._network_agent()  # a model error answers '?' before the reply opens
+        channel = self.channel
+        channel.write_partial("")
+        if work.num_legal() > 0:
+            from ..player import SearchLimits
+
+            result = self._search(agent, work, SearchLimits(visits=UNLIMITED_VISITS),
+                                  analysis=(flavour, req), stop=channel.input_pending)
+            self.log(f"analyze: {result.visits} visits, {result.playouts} playouts in "
+                     f"{result.seconds:.1f}s ({result.reason})")
+        channel.input_pending.wait()  # the reply ends when the next command arrives
+        return None
+
+    def _genmove_analyze(self, flavour: str, args: tuple[str, ...]) -> str:
+        """genmove that also streams info lines; ends with ``play <move|resign>``. Like KataGo,
+        input does not stop it (a GoGui ``# interrupt`` does)."""
+        req = parse_analyze_args(args, kata=flavour == "kata")
+        colour = req.colour if req.colour is not None else self.board.to_move
+        if self.board.num_legal(colour) > 0:
+            self._get_agent()  # errors answer '?' before the reply opens
+        self.channel.write_partial("")
+        self._analysis = (flavour, req)
+        try:
+            answer = self._generate(colour, play=True)
+        finally:
+            self._analysis = None
+        return f"play {answer}"
+
+
+class _Reporter:
+    """Writes one analysis line per call from the live tree (plus kata's score leads)."""
+
+    def __init__(self, host: AnalyzeCommands, flavour: str, req: AnalyzeRequest, work,
+                 searcher):
+        self.host, self.kata, self.req = host, flavour == "kata", req
+        self.work, self.searcher = work, searcher
+        self._leads: dict[int, float] = {}
+        self._ownership: list[float] | None = None
+
+    def __call__(self, result) -> None:
+        # At least one move (by prior when nothing was searched yet): every stream reports.
+        cands = shown(tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
+                      self.req.maxmoves)
+        if not cands:
+            return
+        leads = self._score_leads([c.move for c in cands]) if self.kata else None
+        own = self._root_ownership() if self.kata and self.req.ownership else None
+        self.host.channel.write_partial(info_line(cands, self.work.size, self.kata,
+                                                  score_lead=leads, ownership=own))
+
+    def _score_leads(self, moves: list[int]) -> dict[int, float]:
+        """scoreLead per move: minus the score head of the position after it (cached)."""
+        todo = [m for m in moves if m not in self._leads]
+        if todo:
+            boards = []
+            for m in todo:
+                b = self.work.copy()
+                b.play(m, self.work.to_move)
+                boards.append(b)
+            ev = self.searcher.evaluator.evaluate_boards(boards)
+            for m, s in zip(todo, ev.score):
+                self._leads[m] = -float(s)
+        return self._leads
+
+    def _root_ownership(self) -> list[float]:
+        if self._ownership is None:
+            ev = self.searcher.evaluator.evaluate_boards([self.work])
+            self._ownership = [float(v) for v in ev.dominion[0].reshape(-1)]
+        return self._ownership
+
+
+def _board_text(values: list[str], size: int) -> str:
+    """A GoGui board reply: a leading newline, then rows top first."""
+    rows = [" ".join(values[r * size:(r + 1) * size]) for r in range(size)]
+    return "\n" + "\n".join(rows)
+
+
+def _positive(token: str) -> float:
+    v = float(token)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError("must be a positive number")
+    return v
+
+
+def _non_negative(token: str) -> float:
+    v = float(token)
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError("must be a number >= 0")
+    return v
+
+
+def _count(token: str) -> int:
+    return integer(token)
