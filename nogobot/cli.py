@@ -68,10 +68,11 @@ def bench_time_cmd(main, per_move, games, opponent, model, threads) -> None:
 
 
 @main.command("timeplot")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--out", default="timeplot.png", show_default=True, help="PNG to write.")
 def timeplot_cmd(inputs, out) -> None:
-    """Time used per move as a PNG, from tournament SGFs or `nogobot gtp` stderr logs."""
+    """Time used per move as a PNG, from tournament SGFs, `nogobot gtp` stderr logs, or a
+    tournament results folder (mean per move of each engine)."""
     from . import timeplot
 
     try:
@@ -80,8 +81,8 @@ def timeplot_cmd(inputs, out) -> None:
     except (ValueError, RuntimeError) as e:
         raise click.ClickException(str(e)) from None
     for ts in series:
-        totals = ", ".join(f"{c} {ts.total(c):.1f} s over {len(ts.used[c])} moves"
-                           for c in ("black", "white") if ts.used[c])
+        totals = ", ".join(f"{ts.players.get(c, c)} {ts.total(c):.1f} s over "
+                           f"{len(ts.used[c])} moves" for c in ts.used if ts.used[c])
         click.echo(f"{ts.source}: {totals}")
     click.echo(f"wrote {path}")
 

@@ -50,3 +50,17 @@ def test_cli_draws_png(tmp_path):
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "black 22.4 s over 2 moves" in res.stdout
+
+
+def test_aggregate_tournament_folder(tmp_path):
+    (tmp_path / "sgf").mkdir()
+    for i, (black, white) in enumerate((("a", "b"), ("b", "a"))):
+        res = GameResult(black, white, 5, winner=1, reason="no_legal_move",
+                         moves=["C3", "B2", "D4"], times=[1.0 + i, 0.5, 2.0],
+                         clock_left=["-", "-", "-"])
+        text = game_sgf(res, event="t", game_id=f"g{i}", tc=TimeControl.per_move(5))
+        (tmp_path / "sgf" / f"g{i}.sgf").write_text(text)
+    ts = timeplot.load(tmp_path)
+    # engine a: game 0 as black (moves 1.0, 2.0), game 1 as white (0.5)
+    assert ts.used["a"] == [(1.0 + 0.5) / 2, 2.0]
+    assert ts.used["b"] == [(0.5 + 2.0) / 2, 2.0]
