@@ -1,4 +1,4 @@
-"""Analysis commands (nogobot/gtp/analyze.py).
+"""Analysis commands (nogobot/gtp/analyze.py, formats in nogobot/gtp/views.py).
 
 In-process (uniform evaluator, tiny searches): argument parsing, the LZ / kata line formats,
 candidate ordering, the GoGui views, and ``nogobot-param`` really changing the search.
@@ -23,12 +23,7 @@ import pytest
 
 from nogobot import coords
 from nogobot.gtp import Engine, NoGoCommands
-from nogobot.gtp.analyze import (
-    Candidate,
-    info_line,
-    parse_analyze_args,
-    shown,
-)
+from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -353,7 +348,7 @@ def test_analysis_interval_is_respected(engine):
     engine.response()
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert 3 <= len(times) <= 8, times
-    assert min(gaps) > 0.15, gaps  # 0.25 s asked; never much faster
+    assert sum(gaps) / len(gaps) > 0.2 and min(gaps) > 0.1, gaps  # 0.25 s asked
     engine.ask("name")
 
 
@@ -412,15 +407,16 @@ def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx():
         assert re.fullmatch(rf"=1 {VERTEX}", line)
         assert t - sent < 1.5, "genmove ignored the interrupt"
         err = "".join(g.stderr)
-        assert "gogui-gfx:\nINFLUENCE " in err and "\nVAR b " in err and "\nTEXT Black to move: " in err
+        assert "gogui-gfx:\nINFLUENCE " in err and "\nVAR b " in err
+        assert "\nTEXT Black to move: " in err
         assert err.rstrip().endswith("gogui-gfx: CLEAR")
         # The interrupt was for that genmove only; live graphics can be switched off.
-        assert g.ask("nogobot-param seconds 0.6") == "= "
+        assert g.ask("nogobot-param playouts 1500") == "= "  # ~0.5 s, no early stop
         assert g.ask("nogobot-param live_gfx 0") == "= "
         before = len("".join(g.stderr))
         start = g.send("2 genmove w\n")
         t, line = g.response()[0]
-        assert re.fullmatch(rf"=2 {VERTEX}", line) and t - start > 0.25
+        assert re.fullmatch(rf"=2 {VERTEX}", line) and t - start > 0.2
         assert "gogui-gfx" not in "".join(g.stderr)[before:]
         g.quit()
     finally:

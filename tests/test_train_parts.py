@@ -165,3 +165,24 @@ def test_sgf_records_give_the_same_targets(games):
     for k in ("value", "score", "dominion", "aux"):
         np.testing.assert_array_equal(r[k], d[k])
     assert Board(5).num_legal() == 25
+
+
+def test_final_outcome_matches_the_bootstrap_kernel():
+    """final_outcome (used by self-play and --from-games) agrees with bootstrap.play_game."""
+    from nogobot.board import geometry
+    from nogobot.train import bootstrap as bt
+
+    geo = geometry(7)
+    np.random.seed(5)
+    planes = np.zeros((60, 12, 7, 7), np.float32)
+    pol, mv = np.zeros((60, 49)), np.zeros(60, np.int64)
+    for _ in range(3):
+        plies, winner, margin, own = bt.play_game(7, geo.nbr, geo.zobrist, geo.words, 4, 1.0,
+                                                  planes, pol, mv)
+        b = Board(7)
+        for m in mv[:plies]:
+            b.play(int(m))
+        assert b.is_terminal()
+        w2, m2, own2 = bt.final_outcome(b)
+        assert (w2, m2) == (winner, margin)
+        np.testing.assert_array_equal(own2, own)

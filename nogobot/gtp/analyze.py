@@ -23,9 +23,11 @@ kata: floats with a decimal point). The search-based GoGui views search the curr
 (the configured playouts, else ``seconds``) and reuse that search until the position, colour or a
 parameter changes.
 
-Uses from its host: ``board``, ``size``, ``log``, ``ponder``, ``time_policy``, ``_get_agent()``,
-``_generate(colour, play)``. Imports only the standard library at start-up (GoGui's referee
-copy of the engine must start fast); numpy and the search load on first use.
+The reply texts (info lines, gfx, boards, tables) are built by the pure functions of
+views.py. Uses from its host: ``board``, ``size``, ``log``, ``ponder``, ``time_policy``,
+``agent``, ``_get_agent()``, ``_generate(colour, play)``. Imports only the standard library
+at start-up (GoGui's referee copy of the engine must start fast); numpy and the search load on
+first use.
 """
 
 from __future__ import annotations
@@ -35,18 +37,14 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .. import coords
-from .engine import Channel, GtpError, GtpSyntaxError, color, command, integer, number
+from . import views
+from .engine import Channel, GtpError, color, command, integer
+from .views import BLACK, COLOUR, NAME, AnalyzeRequest, Candidate, parse_analyze_args, shown
 
-BLACK, WHITE = 1, 2
-_COLOUR = {"b": BLACK, "w": WHITE}
-_NAME = {BLACK: "Black", WHITE: "White"}
-_LETTER = {BLACK: "b", WHITE: "w"}
-PV_LENGTH = 20
-GFX_CANDIDATES = 10  # labelled moves in the live graphics
 UNLIMITED_VISITS = 2**62  # analysis searches until input arrives (or the tree is full)
 
 ANALYZE_COMMANDS = (
@@ -61,197 +59,18 @@ ANALYZE_COMMANDS = (
     "varc/Principal variation/nogobot-pv %c",
 )
 
-# Heat map palette, cold to hot (GoGui COLOR takes #rrggbb).
-_HEAT = ("#fff5b8", "#ffe08a", "#ffc45c", "#ffa23d", "#ff7b2e", "#f2512a", "#d92b2b", "#b01030")
-
-
-@dataclass
-class Candidate:
-    """One root move as analysis tools show it (values for the root's side to move)."""
-
-    move: int
-    visits: int
-    winrate: float  # [0, 1]
-    prior: float
-    lcb: float  # lower confidence bound of the winrate, [0, 1]
-    proof: int  # +1 proven win, -1 proven loss, 0 unknown
-    pv: list[int] = field(default_factory=list)
-
-
-@dataclass
-class AnalyzeRequest:
-    """Parsed arguments of the lz-/kata- analyze commands."""
-
-    colour: int | None = None
-    interval: float = 0.0  # seconds between info lines; 0: only the final one
-    minmoves: int = 0
-    maxmoves: int = 0  # 0: no cap
-    ownership: bool = False
-
 
 @dataclass
 class _Search:
     """A finished search of one position, kept for the GoGui views."""
 
     key: tuple
-    colour: int
     visits: int
     playouts: int
     seconds: float
     winrate: float
     reason: str
     candidates: list[Candidate]
-
-
-def _fmt_visits(n: int) -> str:
-    """Short visit counts for board labels: 950, 1.2k, 34k, 1.5M."""
-    if n < 1000:
-        return str(n)
-    if n < 10_000:
-        return f"{n / 1000:.1f}k"
-    if n < 1_000_000:
-        return f"{n // 1000}k"
-    return f"{n / 1_000_000:.1f}M"
-
-
-def parse_analyze_args(args: tuple[str, ...] | list[str], kata: bool) -> AnalyzeRequest:
-    """``[colour] [interval] [key value ...]`` (Leela Zero / KataGo syntax; interval in
-    centiseconds). Keys: interval, minmoves, maxmoves, ownership (kata); KataGo's output
-    switches rootInfo, pvVisits, pvEdgeVisits, movesOwnership and ownershipStdev are accepted
-    and ignored. ``avoid``/``allow`` are refused."""
-    req = AnalyzeRequest()
-    toks = list(args)
-    i = 0
-    if i < len(toks):
-        try:
-            req.colour = _COLOUR[color(toks[i])]
-            i += 1
-        except ValueError:
-            pass
-    if i < len(toks) and toks[i][:1].isdigit():
-        req.interval = _interval(toks[i])
-        i += 1
-    ignored = {"rootinfo", "pvvisits", "pvedgevisits", "movesownership", "ownershipstdev"}
-    while i < len(toks):
-        key = toks[i].lower()
-        if key in ("avoid", "allow"):
-            raise GtpError(f"{key} is not supported")
-        if i + 1 >= len(toks):
-            raise GtpSyntaxError()
-        value = toks[i + 1]
-        i += 2
-        try:
-            if key == "interval":
-                req.interval = _interval(value)
-            elif key == "minmoves":
-                req.minmoves = integer(value)
-            elif key == "maxmoves":
-                req.maxmoves = integer(value)
-            elif key == "ownership" and kata:
-                req.ownership = _bool(value)
-            elif key in ignored and kata:
-                _bool(value)
-            else:
-                raise GtpSyntaxError()
-        except ValueError:
-            raise GtpSyntaxError() from None
-    return req
-
-
-def _interval(token: str) -> float:
-    cs = number(token)
-    if not 0 <= cs < 1e9:
-        raise GtpSyntaxError()
-    return cs / 100.0
-
-
-def _bool(token: str) -> bool:
-    t = token.lower()
-    if t in ("1", "true", "on", "yes"):
-        return True
-    if t in ("0", "false", "off", "no"):
-        return False
-    raise ValueError(f"not a boolean: {token!r}")
-
-
-def info_line(cands: list[Candidate], size: int, kata: bool, *, order_from: int = 0,
-              score_lead: dict[int, float] | None = None,
-              ownership: list[float] | None = None) -> str:
-    """One analysis line: ``info move .. visits .. winrate .. ... pv ..`` per candidate (and
-    ``ownership ...`` at the end for kata). LZ: integers x10000; kata: floats with a point."""
-    parts = []
-    for k, c in enumerate(cands, start=order_from):
-        pv = " ".join(coords.to_gtp(p, size) for p in (c.pv or [c.move]))
-        move = coords.to_gtp(c.move, size)
-        if kata:
-            lead = (score_lead or {}).get(c.move, 0.0)
-            parts.append(f"info move {move} visits {c.visits} utility {2 * c.winrate - 1:.6f} "
-                         f"winrate {c.winrate:.6f} scoreMean {lead:.6f} scoreLead {lead:.6f} "
-                         f"prior {c.prior:.6f} lcb {c.lcb:.6f} order {k} pv {pv}")
-        else:
-            parts.append(f"info move {move} visits {c.visits} "
-                         f"winrate {round(10000 * c.winrate)} prior {round(10000 * c.prior)} "
-                         f"lcb {round(10000 * c.lcb)} order {k} pv {pv}")
-    if kata and ownership is not None:
-        parts.append("ownership " + " ".join(f"{v:.6f}" for v in ownership))
-    return " ".join(parts)
-
-
-def tree_candidates(searcher, result) -> list[Candidate]:
-    """The root's moves from the search tree (or from the result after an exact solve, which
-    leaves no tree), best first: proven wins, then by visits, then by prior; proven losses last.
-    Includes moves without visits; callers pick what to show."""
-    import numpy as np
-
-    t = searcher.tree
-    f, n = int(t.first[0]), int(t.nchild[0])
-    out: list[Candidate] = []
-    if result.visits == 0 or f < 0 or n == 0:
-        for c in result.children:  # the solver's verdicts (or nothing)
-            wr = 1.0 if c.proof > 0 else 0.0 if c.proof < 0 else 0.5 * (c.q + 1.0)
-            out.append(Candidate(c.move, c.visits, wr, c.prior, wr if c.proof else 0.0,
-                                 c.proof, [c.move]))
-    else:
-        root_wr = result.winrate
-        for i in range(f, f + n):
-            visits = int(t.N[i])
-            proof = -int(t.proof[i])
-            if proof:
-                wr = lcb = 1.0 if proof > 0 else 0.0
-            elif visits:
-                q = float(t.W[i]) / visits
-                wr = 0.5 * (q + 1.0)
-                var = max(float(t.W2[i]) / visits - q * q, 0.0) / 4.0  # winrate scale
-                lcb = max(wr - 1.96 * math.sqrt(var / visits), 0.0) if visits > 1 else 0.0
-            else:
-                wr, lcb = root_wr, 0.0
-            out.append(Candidate(int(t.move[i]), visits, min(max(wr, 0.0), 1.0),
-                                 float(t.P[i]), min(lcb, 1.0), proof, _pv_from(t, i, np)))
-    out.sort(key=lambda c: (-(c.proof + 1), -c.visits, -c.prior))
-    return out
-
-
-def _pv_from(t, node: int, np) -> list[int]:
-    """The line starting with ``node``'s move: proven wins first, else the most visited."""
-    pv = [int(t.move[node])]
-    while len(pv) < PV_LENGTH and t.first[node] >= 0 and t.nchild[node] > 0:
-        f, n = int(t.first[node]), int(t.nchild[node])
-        wins = np.flatnonzero(t.proof[f:f + n] == -1)
-        node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
-        if t.N[node] == 0 and not wins.size:
-            break
-        pv.append(int(t.move[node]))
-    return pv
-
-
-def shown(cands: list[Candidate], minmoves: int = 0, maxmoves: int = 0) -> list[Candidate]:
-    """What analysis shows: searched or proven moves, at least ``minmoves``, at most
-    ``maxmoves`` (0: no cap)."""
-    picked = [c for c in cands if c.visits > 0 or c.proof != 0]
-    if len(picked) < minmoves:
-        rest = sorted((c for c in cands if c not in picked), key=lambda c: -c.prior)
-        picked += rest[:minmoves - len(picked)]
-    return picked[:maxmoves] if maxmoves > 0 else picked
 
 
 class _Every:
@@ -345,10 +164,10 @@ class AnalyzeCommands:
 
     def _apply_param(self, key: str, value: str) -> None:
         if key == "ponder":
-            self.ponder = _bool(value)
+            self.ponder = views.parse_bool(value)
             return
         if key == "live_gfx":
-            self.live_gfx = "on" if _bool(value) else "off"
+            self.live_gfx = "on" if views.parse_bool(value) else "off"
             return
         if key == "live_gfx_interval":
             self.live_gfx_interval = _positive(value)
@@ -363,13 +182,13 @@ class AnalyzeCommands:
         agent = self._get_agent()
         searcher = getattr(agent, "_searcher", None)  # MCTSAgent keeps one per board size
         if key == "playouts":
-            agent.playouts = _count(value) or None
+            agent.playouts = integer(value) or None
         elif key == "c_puct":
             agent.config.c_puct = _positive(value)
             if searcher is not None:
                 searcher.cfg_f[0] = agent.config.c_puct  # the kernels read this copy
         elif key == "threads":
-            n = _count(value)
+            n = integer(value)
             if n < 1:
                 raise ValueError("at least 1")
             self._set_threads(agent, searcher, n)
@@ -469,9 +288,9 @@ class AnalyzeCommands:
         limits = SearchLimits(playouts=agent.playouts,
                               seconds=None if agent.playouts else seconds)
         result = self._search(agent, work.copy(), limits)
-        cands = tree_candidates(agent.searcher(work.size), result)
-        self._last_search = _Search(key, work.to_move, result.visits, result.playouts,
-                                    result.seconds, result.winrate, result.reason, cands)
+        cands = views.tree_candidates(agent.searcher(work.size), result)
+        self._last_search = _Search(key, result.visits, result.playouts, result.seconds,
+                                    result.winrate, result.reason, cands)
         self.log(f"analyze: searched {result.visits} visits in {result.seconds:.2f}s "
                  f"({result.reason})")
         return work, self._last_search
@@ -509,8 +328,8 @@ class AnalyzeCommands:
             pass
 
     def _gfx_progress(self, searcher, work, result, limits) -> None:
-        cands = shown(tree_candidates(searcher, result))
-        lines = self._visits_gfx(work, cands, result.pv, result.visits, result.winrate,
+        cands = shown(views.tree_candidates(searcher, result))
+        lines = views.visits_gfx(work.size, work.to_move, cands, result.pv, result.visits,
                                  result.seconds)
         done = []
         if limits.playouts:
@@ -521,38 +340,9 @@ class AnalyzeCommands:
             lines.append(f"PROGRESS {min(100, int(100 * max(done)))}")
         self._gfx_write("gogui-gfx:\n" + "\n".join(lines) + "\n\n")
 
-    def _visits_gfx(self, work, cands: list[Candidate], pv: list[int], visits: int,
-                    winrate: float, seconds: float) -> list[str]:
-        """gfx lines: squares sized by visits (in the mover's colour), visit labels on the best
-        moves not on the PV, the PV as numbered stones, and a status line."""
-        n = work.size
-        sign = 1.0 if work.to_move == BLACK else -1.0
-        top = max((c.visits for c in cands), default=0)
-        lines = []
-        if top > 0:
-            lines.append("INFLUENCE " + " ".join(
-                f"{coords.to_gtp(c.move, n)} {sign * c.visits / top:.3f}"
-                for c in cands if c.visits > 0))
-        on_pv = set(pv[:1])
-        labels = [f"{coords.to_gtp(c.move, n)} {_fmt_visits(c.visits)}"
-                  for c in cands[:GFX_CANDIDATES] if c.visits > 0 and c.move not in on_pv]
-        if labels:
-            lines.append("LABEL " + " ".join(labels))
-        if pv:
-            colour, var = work.to_move, []
-            for p in pv:
-                var.append(f"{_LETTER[colour]} {coords.to_gtp(p, n)}")
-                colour = 3 - colour
-            lines.append("VAR " + " ".join(var))
-        best = (f", best {coords.to_gtp(cands[0].move, n)} {cands[0].winrate:.1%}"
-                if cands else "")
-        lines.append(f"TEXT {_NAME[work.to_move]} to move: {visits} visits in {seconds:.1f}s"
-                     f"{best}")
-        return lines
-
     # -- GoGui views: network -------------------------------------------------------------------
     def _colour_arg(self, c: str | None) -> int | None:
-        return None if c is None else _COLOUR[c]
+        return None if c is None else COLOUR[c]
 
     def _priors(self, colour: int | None):
         from ..inference import priors
@@ -564,26 +354,8 @@ class AnalyzeCommands:
     def cmd_policy(self, c: color = None) -> str:
         """gfx heat map of the network's move probabilities, labels in percent."""
         work, p = self._priors(self._colour_arg(c))
-        n = work.size
-        top = float(p.max()) if p.size else 0.0
-        if top <= 0:
-            return f"TEXT {_NAME[work.to_move]} has no legal move"
-        buckets: dict[int, list[str]] = {}
-        for q in map(int, work.legal_moves()):
-            share = float(p[q]) / top
-            if share >= 0.02:
-                level = min(int(share * len(_HEAT)), len(_HEAT) - 1)
-                buckets.setdefault(level, []).append(coords.to_gtp(q, n))
-        lines = [f"COLOR {_HEAT[level]} {' '.join(pts)}" for level, pts in sorted(buckets.items())]
-        ranked = sorted(map(int, work.legal_moves()), key=lambda q: -p[q])
-        labels = [f"{coords.to_gtp(q, n)} {round(100 * float(p[q]))}"
-                  for q in ranked[:GFX_CANDIDATES] if p[q] >= 0.005]
-        if labels:
-            lines.append("LABEL " + " ".join(labels))
-        best = ranked[:3]
-        lines.append(f"TEXT {_NAME[work.to_move]} policy: " + ", ".join(
-            f"{coords.to_gtp(q, n)} {float(p[q]):.1%}" for q in best))
-        return "\n".join(lines)
+        legal = [int(q) for q in work.legal_moves()]
+        return "\n".join(views.policy_gfx(work.size, work.to_move, legal, p))
 
     @command("nogobot-policy_board")
     def cmd_policy_board(self, c: color = None) -> str:
@@ -591,7 +363,7 @@ class AnalyzeCommands:
         work, p = self._priors(self._colour_arg(c))
         top = float(p.max()) if p.size else 0.0
         scaled = p / top if top > 0 else p
-        return _board_text([f"{float(v):.3f}" for v in scaled], work.size)
+        return views.board_text([f"{float(v):.3f}" for v in scaled], work.size)
 
     @command("nogobot-dominion")
     def cmd_dominion(self, c: color = None) -> str:
@@ -599,14 +371,14 @@ class AnalyzeCommands:
         work, ev = self._network(self._colour_arg(c))
         sign = 1.0 if work.to_move == BLACK else -1.0  # the head is for the side to move
         flat = [f"{sign * float(v):.3f}" for v in ev.dominion[0].reshape(-1)]
-        return _board_text(flat, work.size)
+        return views.board_text(flat, work.size)
 
     @command("nogobot-value")
     def cmd_value(self, c: color = None) -> str:
         """One status line: the network's win probability and score for the colour to move,
         and the search's win rate when this position was searched."""
         work, ev = self._network(self._colour_arg(c))
-        who = _NAME[work.to_move]
+        who = NAME[work.to_move]
         if work.num_legal() == 0:
             return f"{who} to move has no legal move: {who} has lost"
         text = (f"{who} to move: network win {float(ev.value[0]):.1%}, "
@@ -623,41 +395,25 @@ class AnalyzeCommands:
     def cmd_visits(self, c: color = None) -> str:
         work, s = self._searched(self._colour_arg(c))
         if s is None:
-            return f"TEXT {_NAME[work.to_move]} has no legal move"
+            return f"TEXT {NAME[work.to_move]} has no legal move"
         cands = shown(s.candidates)
         pv = cands[0].pv if cands else []
-        return "\n".join(self._visits_gfx(work, cands, pv, s.visits, s.winrate, s.seconds))
+        return "\n".join(views.visits_gfx(work.size, work.to_move, cands, pv, s.visits,
+                                           s.seconds))
 
     @command("nogobot-candidates")
     def cmd_candidates(self, c: color = None) -> str:
-        """pspairs: each searched move labelled with its win rate in percent (WIN/LOSS when
-        proven)."""
+        """pspairs: each searched move labelled with its win rate (WIN/LOSS when proven)."""
         work, s = self._searched(self._colour_arg(c))
-        if s is None:
-            return ""
-        out = []
-        for cand in shown(s.candidates):
-            label = ("WIN" if cand.proof > 0 else "LOSS" if cand.proof < 0
-                     else f"{round(100 * cand.winrate)}%")
-            out.append(f"{coords.to_gtp(cand.move, work.size)} {label}")
-        return " ".join(out)
+        return "" if s is None else views.candidates_pspairs(work.size, shown(s.candidates))
 
     @command("nogobot-candidates_table")
     def cmd_candidates_table(self, c: color = None) -> str:
         work, s = self._searched(self._colour_arg(c))
         if s is None:
-            return f"{_NAME[work.to_move]} has no legal move"
-        n = work.size
-        lines = [f"{_NAME[work.to_move]} to move: {s.visits} visits, {s.playouts} playouts in "
-                 f"{s.seconds:.2f}s ({s.reason})",
-                 "move  visits  winrate  prior    lcb  pv"]
-        for cand in shown(s.candidates):
-            wr = ("  WIN" if cand.proof > 0 else " LOSS" if cand.proof < 0
-                  else f"{cand.winrate:6.1%}")
-            pv = " ".join(coords.to_gtp(p, n) for p in cand.pv)
-            lines.append(f"{coords.to_gtp(cand.move, n):<4} {cand.visits:7d}  {wr:>7}  "
-                         f"{cand.prior:5.1%}  {cand.lcb:5.1%}  {pv}")
-        return "\n".join(lines)
+            return f"{NAME[work.to_move]} has no legal move"
+        return views.candidates_table(work.size, work.to_move, shown(s.candidates), s.visits,
+                                      s.playouts, s.seconds, s.reason)
 
     @command("nogobot-pv")
     def cmd_pv(self, c: color = None) -> str:
@@ -738,14 +494,15 @@ class _Reporter:
 
     def __call__(self, result) -> None:
         # At least one move (by prior when nothing was searched yet): every stream reports.
-        cands = shown(tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
+        cands = shown(views.tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
                       self.req.maxmoves)
         if not cands:
             return
         leads = self._score_leads([c.move for c in cands]) if self.kata else None
         own = self._root_ownership() if self.kata and self.req.ownership else None
-        self.host.channel.write_partial(info_line(cands, self.work.size, self.kata,
-                                                  score_lead=leads, ownership=own))
+        line = views.info_line(cands, self.work.size, self.kata, score_lead=leads,
+                               ownership=own)
+        self.host.channel.write_partial(line)
 
     def _score_leads(self, moves: list[int]) -> dict[int, float]:
         """scoreLead per move: minus the score head of the position after it (cached)."""
@@ -768,12 +525,6 @@ class _Reporter:
         return self._ownership
 
 
-def _board_text(values: list[str], size: int) -> str:
-    """A GoGui board reply: a leading newline, then rows top first."""
-    rows = [" ".join(values[r * size:(r + 1) * size]) for r in range(size)]
-    return "\n" + "\n".join(rows)
-
-
 def _positive(token: str) -> float:
     v = float(token)
     if not (math.isfinite(v) and v > 0):
@@ -786,7 +537,3 @@ def _non_negative(token: str) -> float:
     if not (math.isfinite(v) and v >= 0):
         raise ValueError("must be a number >= 0")
     return v
-
-
-def _count(token: str) -> int:
-    return integer(token)
