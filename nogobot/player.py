@@ -365,29 +365,35 @@ class MCTSAgent:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)
         return self._searcher
 
-    def select_move(self, board: Board, seconds=None) -> int:
-        """Search and return the move. ``seconds`` is a number (a fixed time), a
-        ``timecontrol.MoveBudget`` (the time manager: plan, maximum, early stop, extension), or
-        None (the agent's own default)."""
+    def plan(self, seconds=None):
+        """Search limits and the time manager's stop hook for ``seconds``: a number (a fixed
+        time), a ``timecontrol.MoveBudget`` (plan, hard maximum, early stop, extension), or None
+        (the agent's own default). Fixed playouts and emergencies get no stopper."""
         from .timecontrol import MoveBudget, SearchStopper
 
-        should_stop = None
         if isinstance(seconds, MoveBudget):
-            budget = seconds
-            # Emergency: the clock is nearly out; a tiny search on top of the policy.
-            limits = SearchLimits(playouts=self.playouts, seconds=budget.maximum)
-            if not budget.emergency and self.playouts is None:
-                should_stop = SearchStopper(budget)
-        else:
-            secs = seconds if seconds is not None else self.seconds
-            limits = SearchLimits(playouts=self.playouts, seconds=secs)
-        result = self.searcher(board.size).search(board, limits, should_stop=should_stop)
+            limits = SearchLimits(playouts=self.playouts, seconds=seconds.maximum)
+            stopper = None
+            if not seconds.emergency and self.playouts is None:
+                stopper = SearchStopper(seconds)
+            return limits, stopper
+        secs = seconds if seconds is not None else self.seconds
+        return SearchLimits(playouts=self.playouts, seconds=secs), None
+
+    def report(self, result: SearchResult, size: int) -> None:
+        """Log one search on stderr (or the log stream given)."""
         self.last_result = result
         if self.log is not None:
             rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
-            print(f"mcts: {coords.to_gtp(result.move, board.size)} winrate {result.winrate:.3f} "
+            print(f"mcts: {coords.to_gtp(result.move, size)} winrate {result.winrate:.3f} "
                   f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
                   f"time {result.seconds:.2f}s stop: {result.reason}", file=self.log, flush=True)
+
+    def select_move(self, board: Board, seconds=None) -> int:
+        """Search and return the move (``seconds`` as in ``plan``)."""
+        limits, stopper = self.plan(seconds)
+        result = self.searcher(board.size).search(board, limits, should_stop=stopper)
+        self.report(result, board.size)
         return result.move
 
     def ponder(self, board: Board, stop: threading.Event, max_seconds: float = 600.0) -> None:

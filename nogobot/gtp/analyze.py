@@ -215,27 +215,14 @@ class AnalyzeCommands:
     def _think(self, agent, work, budget) -> int:
         """The move for ``work`` (its side to move) within ``budget`` (a MoveBudget).
 
-        The network player's search runs here rather than in ``MCTSAgent.select_move`` (the same
-        limits: the budget's maximum as hard limit, the time manager's stopper unless fixed
-        playouts or an emergency) so that a GoGui interrupt stops it and live graphics and
-        ``genmove_analyze`` lines are written while it runs."""
+        The network player's search runs here rather than in ``MCTSAgent.select_move`` (with
+        the same ``MCTSAgent.plan`` limits and stopper) so that a GoGui interrupt stops it and
+        live graphics and ``genmove_analyze`` lines are written while it runs."""
         if not hasattr(agent, "searcher"):  # e.g. the greedy agent: quick, nothing to show
             return agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
-        from ..player import SearchLimits
-        from ..timecontrol import SearchStopper
-
-        limits = SearchLimits(playouts=agent.playouts, seconds=budget.maximum)
-        stopper = None
-        if not budget.emergency and agent.playouts is None:
-            stopper = SearchStopper(budget)
+        limits, stopper = agent.plan(budget)
         result = self._search(agent, work, limits, stopper, analysis=self._analysis)
-        agent.last_result = result
-        if getattr(agent, "log", None) is not None:
-            rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
-            print(f"mcts: {coords.to_gtp(result.move, work.size)} winrate {result.winrate:.3f} "
-                  f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
-                  f"time {result.seconds:.2f}s stop: {result.reason}", file=agent.log,
-                  flush=True)
+        agent.report(result, work.size)
         return result.move
 
     def _search(self, agent, work, limits, should_stop=None,
