@@ -360,6 +360,11 @@ class MCTSAgent:
         self._searcher: Searcher | None = None
         self.last_result: SearchResult | None = None
 
+    @property
+    def solver_empty(self) -> int:
+        """Empty points at or below which the endgame solver answers (0: no solver)."""
+        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)

@@ -166,7 +166,7 @@ class TimePolicy:
     max_share: float = 0.12  # never plan more than this share of what is left
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
-    early_stop_bonus: float = 1.25  # plans are larger because early stops bank time
+    early_stop_bonus: float = 1.5  # plans are larger because early stops bank time
     no_limit_seconds: float = 5.0  # per move when there is no time limit
 
 
@@ -199,8 +199,13 @@ def apply_lag(t: float, lag: float) -> float:
 
 
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
-              policy: TimePolicy = TimePolicy()) -> MoveBudget:
-    """The budget for the next move. Pure: depends only on its arguments."""
+              policy: TimePolicy = TimePolicy(), empty_points: int | None = None,
+              solver_empty: int = 0) -> MoveBudget:
+    """The budget for the next move. Pure: depends only on its arguments.
+
+    With ``empty_points`` and ``solver_empty`` (the player's endgame solver answers at or below
+    that many empty points, instantly), those last moves are not planned for: their time goes
+    to the moves before them."""
     lag = policy.lag_buffer
     if tc.kind == "none":
         t = policy.no_limit_seconds
@@ -208,7 +213,12 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     if tc.kind == "per_move":
         t = max(policy.min_per_move, apply_lag(tc.period, lag))
         return MoveBudget(t, t)
-    moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
+    all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
+    moves = all_moves  # the moves that will need thinking time
+    if empty_points is not None and solver_empty > 0:
+        thinking_plies = max(empty_points - solver_empty, 0)
+        moves = max(policy.moves_floor, min(all_moves, math.ceil(thinking_plies / 2)))
+    solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
     if clock.in_overtime(tc):
         if tc.kind == "byoyomi":
@@ -226,7 +236,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     elif tc.kind == "canadian" and tc.count > 0:
         guaranteed = apply_lag(tc.period / tc.count, lag)
     reserve = max(policy.reserve * tc.main, 2 * lag) if guaranteed == 0 else 0.0
-    usable = clock.main_left - reserve - lag * moves
+    usable = clock.main_left - reserve - lag * moves - 2 * lag * solved_moves
     if tc.kind == "fischer":
         # Future increments are spendable later, never on this move (added after it).
         usable += tc.increment * (moves - 1)

@@ -16,14 +16,14 @@ from nogobot.timecontrol import (ClockState, MoveBudget, SearchStopper, TimeCont
 
 
 def _game_records(count, rng):
-    """Legal-move counts (side to move, other side) at each of our plies, per game."""
+    """(legal moves of the side to move, of the other side, empty points) at each ply."""
     games = []
     for g in range(count):
         b = Board(9)
         agent = GreedyAgent(seed=g) if g % 2 else None
         recs = []
         while not b.is_terminal():
-            recs.append((b.num_legal(b.to_move), b.num_legal(3 - b.to_move)))
+            recs.append((b.num_legal(b.to_move), b.num_legal(3 - b.to_move), 81 - b.ply))
             m = agent.select_move(b) if agent else int(rng.choice(b.legal_moves()))
             b.play(m)
         games.append(recs)
@@ -35,17 +35,27 @@ def games():
     return _game_records(250, np.random.default_rng(0))
 
 
-def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed"):
-    """Play our side of one game; returns (share of main time used, min planned, ok)."""
+SOLVER_EMPTY = 22  # player.SOLVER_MAX_EMPTY
+
+
+def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", solver=True):
+    """Play our side of one game; returns (share of main time used, min planned, ok).
+
+    With ``solver``, moves at or below SOLVER_EMPTY empty points are answered by the endgame
+    solver in a fraction of their budget, as the real player does, and the plan knows it."""
     clock = ClockState.start(tc)
     min_planned = float("inf")
     for ply in range(colour, len(recs), 2):
-        budget = plan_move(tc, clock, *recs[ply], policy)
+        legal_a, legal_b, empty = recs[ply]
+        budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
+                           solver_empty=SOLVER_EMPTY if solver else 0)
         assert isinstance(budget, MoveBudget)
         assert budget.planned <= budget.maximum + 1e-9
         min_planned = min(min_planned, budget.planned)
         r = rng.random() if behaviour == "mixed" else 1.0
-        if r < 0.25:
+        if solver and empty <= SOLVER_EMPTY:
+            used = min(budget.planned, 0.3) * rng.uniform(0.1, 1.0)  # solved
+        elif r < 0.25:
             used = budget.planned * rng.uniform(0.2, 1.0)  # early stop
         elif r < 0.75:
             used = budget.planned
@@ -77,8 +87,9 @@ def test_never_loses_on_time(games, tc):
     n = 0
     for recs in games_with_outliers(games, rng):
         for colour in (0, 1):
-            for behaviour in ("mixed", "max"):
-                share, min_planned, ok = simulate(tc, recs, rng, policy, colour, behaviour)
+            for behaviour, solver in (("mixed", True), ("max", True), ("max", False)):
+                share, min_planned, ok = simulate(tc, recs, rng, policy, colour, behaviour,
+                                                  solver)
                 assert ok, f"lost on time: {tc.describe()}, {len(recs)} plies"
                 assert min_planned >= policy.min_per_move
                 n += 1
@@ -106,7 +117,7 @@ def test_spending_is_spread_not_front_loaded(games):
     clock = ClockState.start(tc)
     plans = []
     for ply in range(0, len(recs), 2):
-        b = plan_move(tc, clock, *recs[ply])
+        b = plan_move(tc, clock, *recs[ply][:2])
         plans.append(b.planned)
         clock.charge(tc, b.planned)
     average = 900 / len(plans)
@@ -117,7 +128,7 @@ def test_spending_is_spread_not_front_loaded(games):
 def test_game_length_model_tracks_real_games(games):
     errors = []
     for recs in games:
-        for ply, (a, b) in enumerate(recs):
+        for ply, (a, b, _) in enumerate(recs):
             errors.append(len(recs) - ply - expected_plies_left(a, b))
     errors = np.array(errors)
     assert abs(np.median(errors)) <= 3 and np.percentile(errors, 75) <= 1.5

@@ -112,8 +112,11 @@ class NoGoCommands(AnalyzeCommands):
 
         board = self.board
         state = self.clock.state("b" if colour == BLACK else "w")
+        empty = int((board.stones == 0).sum())
         return plan_move(self.clock.settings, state, board.num_legal(colour),
-                         board.num_legal(3 - colour), self.time_policy or TimePolicy())
+                         board.num_legal(3 - colour), self.time_policy or TimePolicy(),
+                         empty_points=empty,
+                         solver_empty=getattr(self.agent, "solver_empty", 0))
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
