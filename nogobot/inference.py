@@ -45,7 +45,7 @@ from .features import FEATURE_VERSION, NUM_PLANES, boards_planes
 
 SIDECAR_FORMAT_VERSION = 1
 KNOWN_SIDECAR_FORMATS = (1,)
-DEFAULT_MODEL_NAME = "nogobot-b6c32-boot"
+DEFAULT_MODEL_NAME = "nogobot-b6c32-sp1"
 OUTPUT_NAMES = ("policy", "value", "dominion", "score")
 DEVICES = ("auto", "cpu", "cuda", "tensorrt")
 GPU_BATCH_SIZES = (1, 8, 16, 32, 64, 128, 256)

@@ -10,7 +10,7 @@ from nogobot.train.config import ConfigError, TrainConfig, load_config
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
-@pytest.mark.parametrize("name", ["tiny", "cpu", "gpu"])
+@pytest.mark.parametrize("name", ["tiny", "cpu", "cpu-continue", "gpu"])
 def test_shipped_configs_load(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert isinstance(cfg, TrainConfig)

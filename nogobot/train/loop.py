@@ -41,6 +41,7 @@ METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value
                  "score", "aux", "positions", "games_total"]
 ELO_FIELDS = ["generation", "candidate", "stage", "best", "wins", "losses", "score",
               "accepted", "elo_candidate", "elo_best_before", "games_total", "time"]
+# generations.csv: "stage" is the stage of the candidate gated in that generation.
 GEN_FIELDS = ["generation", "stage", "games", "positions", "mean_plies", "black_win_rate",
               "selfplay_s", "train_s", "gate_s", "gate_score", "accepted", "best", "best_elo",
               "games_total"]

@@ -32,9 +32,14 @@ def text_summary(run_dir) -> str:
     if gens:
         last = gens[-1]
         accepted = sum(r["accepted"] == "True" for r in gens)
+        stage = "?"
+        if (run_dir / "state.json").exists():
+            import json
+
+            stage = json.loads((run_dir / "state.json").read_text()).get("stage", "?")
         lines.append(f"  self-play games: {last['games_total']}, accepted candidates: "
                      f"{accepted}/{len(gens)}, best {last['best']} (Elo {last['best_elo']}), "
-                     f"stage {last['stage']}")
+                     f"self-play stage {stage}, last candidate's stage {last['stage']}")
     for r in elo[-5:]:
         verdict = "accepted" if r["accepted"] == "True" else "rejected"
         lines.append(f"  gen {r['generation']}: {r['candidate']} vs {r['best']} "
