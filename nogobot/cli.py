@@ -180,10 +180,6 @@ def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_
         cfg = load_config(config_path)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
-    if device == "auto":
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         train_command(cfg, run_dir, device=device, workers=workers, config_path=config_path,
                       from_games=from_games, from_games_steps=from_games_steps,

@@ -525,6 +525,21 @@ def reroot(src, dst, child):
     dinfo[I_FULL] = 0
 
 
+def principal_variation(tree: Tree, node: int = 0, max_len: int = 20) -> list[int]:
+    """The expected line after ``node``: a proven win where there is one, else the most visited
+    child, until an unvisited leaf."""
+    t = tree
+    pv: list[int] = []
+    while len(pv) < max_len and t.first[node] >= 0 and t.nchild[node] > 0:
+        f, n = int(t.first[node]), int(t.nchild[node])
+        wins = np.flatnonzero(t.proof[f:f + n] == -1)
+        node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
+        if t.N[node] == 0 and not wins.size:
+            break
+        pv.append(int(t.move[node]))
+    return pv
+
+
 def batch_buffers(batch: int, area: int, words: int, size: int) -> tuple:
     """Scratch space for one batch: positions of the selected leaves and their feature planes."""
     return (np.zeros(batch, np.int64),

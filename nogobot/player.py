@@ -298,16 +298,7 @@ class Searcher:
         return out
 
     def principal_variation(self, max_len: int = 20) -> list[int]:
-        t = self.tree
-        node, pv = 0, []
-        while len(pv) < max_len and t.first[node] >= 0 and t.nchild[node] > 0:
-            f, n = int(t.first[node]), int(t.nchild[node])
-            wins = np.flatnonzero(t.proof[f:f + n] == -1)
-            node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
-            if t.N[node] == 0 and not wins.size:
-                break
-            pv.append(int(t.move[node]))
-        return pv
+        return mcts.principal_variation(self.tree, 0, max_len)
 
     def _choose(self, board: Board, children: list[ChildStats], temperature: float) -> int:
         if not children:

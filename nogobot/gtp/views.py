@@ -177,19 +177,10 @@ def tree_candidates(searcher, result) -> list[Candidate]:
 
 
 def _pv_from(t, node: int) -> list[int]:
-    """The line starting with ``node``'s move: proven wins first, else the most visited
-    (as ``Searcher.principal_variation`` walks from the root)."""
-    import numpy as np  # not at start-up: GoGui's referee copy never needs it
+    """The line starting with ``node``'s move (then as ``mcts.principal_variation``)."""
+    from ..mcts import principal_variation  # not at start-up: the referee copy never needs it
 
-    pv = [int(t.move[node])]
-    while len(pv) < PV_LENGTH and t.first[node] >= 0 and t.nchild[node] > 0:
-        f, n = int(t.first[node]), int(t.nchild[node])
-        wins = np.flatnonzero(t.proof[f:f + n] == -1)
-        node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
-        if t.N[node] == 0 and not wins.size:
-            break
-        pv.append(int(t.move[node]))
-    return pv
+    return [int(t.move[node])] + principal_variation(t, node, PV_LENGTH - 1)
 
 
 def shown(cands: list[Candidate], minmoves: int = 0, maxmoves: int = 0) -> list[Candidate]:

@@ -396,8 +396,12 @@ def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int =
                   config_path=None, from_games=None, from_games_steps: int = 1000,
                   generations: int | None = None, max_minutes: float | None = None,
                   torch_threads: int = 1) -> int:
-    """What ``nogobot train CONFIG --run-dir DIR`` does (resume included)."""
+    """What ``nogobot train CONFIG --run-dir DIR`` does (resume included). ``device`` may be
+    "auto": CUDA when torch sees a GPU, else the CPU."""
     import torch
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
 
     torch.set_num_threads(max(1, torch_threads))
     run = TrainingRun(cfg, run_dir, device=device, workers=workers, config_path=config_path)
