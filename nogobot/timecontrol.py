@@ -111,11 +111,19 @@ class ClockState:
     period_left: float = 0.0  # time left in the current Canadian period / byo-yomi period
     periods_left: int = 0  # byo-yomi periods left
     stones_left: int = 0  # Canadian stones left in the current period
+    # The share of a plan a searched move really uses (early stops bank the rest). Plans are
+    # divided by it, so banked time is spent; it starts at 2/3 and follows the game.
+    use_ratio: float = 2.0 / 3.0
 
     @classmethod
     def start(cls, tc: TimeControl) -> "ClockState":
         return cls(tc.main, tc.period, tc.count if tc.kind == "byoyomi" else 0,
                    tc.count if tc.kind == "canadian" else 0)
+
+    def record_use(self, used: float, planned: float) -> None:
+        """Follow how much of its plan a searched move used (moving average, bounded)."""
+        if planned > 0:
+            self.use_ratio = 0.7 * self.use_ratio + 0.3 * min(max(used / planned, 0.3), 1.5)
 
     def in_overtime(self, tc: TimeControl) -> bool:
         return tc.kind in ("byoyomi", "canadian") and self.main_left <= 0
@@ -166,7 +174,6 @@ class TimePolicy:
     max_share: float = 0.12  # never plan more than this share of what is left
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
-    early_stop_bonus: float = 1.5  # plans are larger because early stops bank time
     no_limit_seconds: float = 5.0  # per move when there is no time limit
 
 
@@ -247,7 +254,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         if tc.kind == "fischer":
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
-    planned = usable / moves * policy.early_stop_bonus + guaranteed
+    planned = usable / moves / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     cap = usable * policy.max_share + guaranteed
     planned = max(policy.min_per_move, min(planned, cap))
     hard_cap = max(clock.main_left - reserve - lag, 0.0) + guaranteed

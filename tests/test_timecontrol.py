@@ -61,6 +61,8 @@ def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", so
             used = budget.planned
         else:
             used = rng.uniform(budget.planned, budget.maximum)  # extension
+        if not (solver and empty <= SOLVER_EMPTY) and not budget.emergency:
+            clock.record_use(used, budget.planned)  # as the engine does after a search
         used += rng.uniform(0, policy.lag_buffer)  # the harness's latency
         if not clock.charge(tc, used):
             return None, min_planned, False
@@ -167,3 +169,20 @@ def test_stopper_early_stop_and_extension():
     s3 = SearchStopper(MoveBudget(10.0, 20.0))
     s3(P(1.0, 1000, 300, 290, value=0.2))
     assert s3(P(10.0, 10000, 3000, 2900, value=0.0)) is None  # value falling: extend
+
+
+def test_banked_time_is_spent_when_searches_stop_early():
+    """A game whose searches stop at 40% of plan makes later plans larger (lc0's idea of
+    tracking time use), within the bounds; full use brings them back down."""
+    tc = TimeControl("absolute", 900)
+    fresh = plan_move(tc, ClockState.start(tc), 60, 60)
+    early = ClockState.start(tc)
+    for _ in range(10):
+        early.record_use(0.4, 1.0)
+    assert 0.3 <= early.use_ratio < 0.45
+    bigger = plan_move(tc, early, 60, 60)
+    assert bigger.planned > 1.3 * fresh.planned
+    full = ClockState.start(tc)
+    for _ in range(10):
+        full.record_use(1.0, 1.0)
+    assert plan_move(tc, full, 60, 60).planned < fresh.planned

@@ -51,6 +51,8 @@ BLACK, WHITE = 1, 2  # board.BLACK / board.WHITE, without importing board.py at 
 _COLOUR = {"b": BLACK, "w": WHITE}
 _NAME = {BLACK: "black", WHITE: "white"}
 MAX_SGF_BYTES = 10 * 2**20
+# Reasons a search stopped that reflect the time manager (not a solver, forced or proven move).
+SEARCH_STOPS = ("planned", "unassailable", "time")
 
 
 class NoGoCommands(AnalyzeCommands):
@@ -215,6 +217,9 @@ class NoGoCommands(AnalyzeCommands):
         c = "b" if colour == BLACK else "w"
         self.clock.charge(c, used)
         st = self.clock.state(c)
+        searched = getattr(getattr(agent, "last_result", None), "reason", "")
+        if searched in SEARCH_STOPS and not budget.emergency:
+            st.record_use(used, budget.planned)  # how much of a plan a search really takes
         left = ("no limit" if self.clock.settings.kind in ("none", "per_move")
                 else f"{st.main_left:.1f}s main" if st.main_left > 0
                 else f"{st.period_left:.1f}s period")
