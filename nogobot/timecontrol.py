@@ -182,13 +182,14 @@ class MoveBudget:
     planned: float  # aim to stop here when the choice is stable
     maximum: float  # never think longer (extensions stop here)
     emergency: bool = False  # clock nearly out: play policy + a tiny search
+    bankable: bool = True  # False when unused time is lost (per move, byo-yomi periods)
 
     def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
         """The budget left once ``spent`` seconds of this move are gone (e.g. loading)."""
         if spent <= 0:
             return self
         return MoveBudget(max(self.planned - spent, floor), max(self.maximum - spent, floor),
-                          self.emergency)
+                          self.emergency, self.bankable)
 
 
 def expected_plies_left(legal_to_move: int, legal_other: int) -> float:
@@ -219,7 +220,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         return MoveBudget(t, t * policy.extend_factor)
     if tc.kind == "per_move":
         t = max(policy.min_per_move, apply_lag(tc.period, lag))
-        return MoveBudget(t, t)
+        return MoveBudget(t, t, bankable=False)
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
     if empty_points is not None and solver_empty > 0:
@@ -230,7 +231,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     if clock.in_overtime(tc):
         if tc.kind == "byoyomi":
             per = apply_lag(tc.period, lag)
-            return MoveBudget(per * 0.75, per, emergency=per < policy.min_per_move * 4)
+            return MoveBudget(per, per, emergency=per < policy.min_per_move * 4, bankable=False)
         stones = max(clock.stones_left, 1)
         per = apply_lag(clock.period_left / stones, lag)
         hard = apply_lag(clock.period_left / (0.75 * stones + 0.25), lag)
@@ -268,6 +269,8 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
 class SearchStopper:
     """The search's ``should_stop`` hook for one move (see player.SearchProgress).
 
+    * when the budget is not bankable (per-move controls, byo-yomi periods): never stop early,
+      since time saved now is lost (Leela Zero does the same);
     * before ``warmup`` seconds or 100 playouts: never stop (the playout rate is not trusted);
     * any time: stop when the runner-up cannot catch the most visited move in the planned time
       left at the current rate ("unassailable");
@@ -283,6 +286,8 @@ class SearchStopper:
         self.extended = False
 
     def __call__(self, progress) -> str | None:
+        if not self.budget.bankable:
+            return None  # time not used now is lost: search to the limit
         if self.start_value is None and progress.playouts >= 100:
             self.start_value = progress.root_value
         if progress.elapsed < self.warmup or progress.playouts < 100:

@@ -186,3 +186,13 @@ def test_banked_time_is_spent_when_searches_stop_early():
     for _ in range(10):
         full.record_use(1.0, 1.0)
     assert plan_move(tc, full, 60, 60).planned < fresh.planned
+
+
+def test_no_early_stop_when_time_cannot_be_banked():
+    b = plan_move(TimeControl("per_move", period=1.0), ClockState(), 40, 40)
+    assert not b.bankable and b.planned == b.maximum
+    stop = SearchStopper(b)
+    assert stop(P(0.5, 5000, 4900, 10)) is None  # unassailable, but the time would be lost
+    byo = plan_move(TimeControl("byoyomi", 0, 5, 3), ClockState(0, 5, 3, 0), 40, 40)
+    assert not byo.bankable
+    assert plan_move(TimeControl("absolute", 900), ClockState(900), 40, 40).bankable
