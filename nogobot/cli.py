@@ -126,9 +126,12 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
         from .inference import load_evaluator
         from .player import MCTSAgent
 
+        from .mcts import SearchConfig
+
         evaluator = load_evaluator(model_path, device="cpu", threads=threads)
-        return MCTSAgent(evaluator, playouts=playouts, seed=seed,
-                         log=None if quiet else sys.stderr)
+        # Botzone may cap memory at 256 MB: 1.5M nodes (60 MB) is ample for 1 s moves.
+        return MCTSAgent(evaluator, config=SearchConfig(max_nodes=1_500_000),
+                         playouts=playouts, seed=seed, log=None if quiet else sys.stderr)
 
     raise SystemExit(serve_botzone(agent_factory, move_time=move_time, margin=margin,
                                    keep_running=keep_running, quiet=quiet, seed=seed))
@@ -306,7 +309,8 @@ def _check_model(model: str | None) -> str:
 @click.option("--batch", default=16, show_default=True, type=click.IntRange(1, 1024),
               help="Leaves per network call.")
 @click.option("--max-nodes", default=None, type=click.IntRange(min=1000),
-              help="Search tree capacity (memory bound), default 4,000,000.")
+              help="Search tree capacity in nodes (40 B each; memory bound), "
+                   "default 16,000,000.")
 @click.option("--agent", "agent_name", default="mcts", show_default=True,
               type=click.Choice(["mcts", "greedy"]),
               help="Move generator: the network search, or the one-ply heuristic (no network).")

@@ -51,7 +51,7 @@ class SearchConfig:
     fpu_reduction: float = 0.2
     batch_size: int = 16
     virtual_loss: float = 1.0
-    max_nodes: int = 4_000_000  # ~160 MB per tree (two are kept for reuse)
+    max_nodes: int = 16_000_000  # 40 B each: <= 640 MB per tree, allocated on demand
     cache_entries: int = 1 << 16
     dirichlet_alpha_81: float = 0.03  # alpha = 0.03 * 81 / N_legal (NoGoZero+)
     dirichlet_weight: float = 0.0  # 0.25 in self-play, 0 in matches
