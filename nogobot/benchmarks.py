@@ -143,7 +143,10 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     print(f"  search (median)          {rate:12,.0f} playouts/s")
     print(f"  raw network, batch {batch:<4d} {raw_rate:12,.0f} evaluations/s "
           f"(runs: {', '.join(f'{x:,.0f}' for x in raw)})")
+    evals_ratio = statistics.median(evals_rates) / raw_rate
     print(f"  ratio search/raw          {ratio:12.2f}   (target >= {target})")
+    print(f"  network evals in search   {evals_ratio:12.2f} of raw (the other playouts were "
+          f"served by the cache, terminal positions or proofs)")
     print(f"  playouts per 20 s move    {rate * 20:12,.0f}   (NoGoZero+ at CCGC 2020: 1,400-1,800)")
     per_node = searcher.tree.nbytes() / searcher.tree.capacity
     bound_mb = 2 * per_node * cfg.max_nodes / 2**20
@@ -155,7 +158,8 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
           f"reused subtree is copied each move) + cache {cache_mb:,.0f} MB; storage grows on "
           f"demand and is recycled every move, so a 900 s game never exceeds this")
     print(f"  peak RSS of this process {_peak_rss_mb():,.0f} MB")
-    return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio}
+    return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio,
+            "evals_ratio": evals_ratio}
 
 
 def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2,
