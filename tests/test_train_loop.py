@@ -115,8 +115,11 @@ def test_selfplay_dataset_then_from_games(run_dir, tmp_path):
 
 
 def _digest(folder: Path) -> dict:
+    """Digests of the FINISHED games' files (an .npz on disk marks a finished game; an .sgf
+    without its .npz belongs to a game that was in play when the run was killed)."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in (".npz", ".sgf")}
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.suffix in (".npz", ".sgf") and p.with_suffix(".npz").exists()}
 
 
 def _start(d: Path, generations: int) -> subprocess.Popen:
