@@ -171,8 +171,11 @@ def train_group() -> None:
               help="Start no new phase after this many minutes (rerun to continue).")
 @click.option("--torch-threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="torch intra-op threads for training.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a config setting, e.g. --set network.stages.0.garb=false "
+                   "(repeatable; the run directory keeps the effective config).")
 def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_steps,
-                  generations, max_minutes, torch_threads) -> None:
+                  generations, max_minutes, torch_threads, overrides) -> None:
     """Train from self-play with CONFIG.yaml in --run-dir (resumable, even after kill -9)."""
     try:
         from .train.config import ConfigError, load_config
@@ -180,7 +183,7 @@ def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_
     except ImportError as e:
         raise click.ClickException(f"training needs the train extra (torch, onnx): {e}") from None
     try:
-        cfg = load_config(config_path)
+        cfg = load_config(config_path, overrides)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     try:

@@ -48,6 +48,7 @@ PLANE_NAMES = (
     "last_move", "last_move2", "black_to_move", "on_board",
 )
 NUM_SYMMETRIES = 8
+LIBERTY_PLANES = (4, 5, 6, 7)  # the NoGoZero+ liberty features (switched off in the ablation)
 
 
 @njit(cache=True)

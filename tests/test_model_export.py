@@ -18,7 +18,7 @@ pytest.importorskip("onnx")
 from click.testing import CliRunner  # noqa: E402
 
 from nogobot.cli import main  # noqa: E402
-from nogobot.features import NUM_PLANES, boards_planes  # noqa: E402
+from nogobot.features import LIBERTY_PLANES, NUM_PLANES, boards_planes  # noqa: E402
 from nogobot.inference import OnnxEvaluator  # noqa: E402
 from nogobot.train.export import (  # noqa: E402
     ExportError, export_checkpoint, export_net, random_positions,
@@ -160,6 +160,29 @@ def test_export_parity_and_sidecar(tmp_path):
         for a, b in zip(ref, got):
             assert a.shape == b.shape
             assert np.max(np.abs(a - b)) <= 1e-4
+
+
+def test_liberty_features_switch_hides_planes_4_to_7_in_torch_and_onnx(tmp_path):
+    cfg = NetConfig(blocks=2, channels=8, head_channels=4, value_hidden=8,
+                    liberty_features=False)
+    blind = tiny_net(4, cfg=cfg)
+    seeing = tiny_net(4)
+    rng = np.random.default_rng(9)
+    planes = boards_planes(random_positions(9, 6, rng))
+    assert planes[:, list(LIBERTY_PLANES)].any()  # the positions do have liberty features
+    no_libs = planes.copy()
+    no_libs[:, list(LIBERTY_PLANES)] = 0.0
+    with torch.no_grad():
+        run = lambda m, x: m(torch.from_numpy(x))["policy"]  # noqa: E731
+        assert torch.equal(run(blind, planes), run(blind, no_libs))
+        assert not torch.allclose(run(seeing, planes), run(seeing, no_libs))
+    # The mask is part of the exported graph: same 12-plane contract, same blindness.
+    out = tmp_path / "blind.onnx"
+    meta = export_net(blind, out, training={"board_sizes": [9], "games": 0})
+    assert meta["liberty_features"] is False and meta["planes"] == NUM_PLANES
+    ev = OnnxEvaluator(out, device="cpu", threads=1)
+    for a, b in zip(ev.evaluate(planes), ev.evaluate(no_libs)):
+        assert np.array_equal(a, b)
 
 
 def test_export_refuses_on_mismatch(tmp_path):

@@ -1,5 +1,6 @@
 """Training configs: the shipped ones load; bad ones fail with file, line, field and problem."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,32 @@ def test_bad_config_names_file_line_and_field(tmp_path, text, expected):
     msg = str(e.value)
     for part in expected:
         assert part in msg, msg
+
+
+def test_set_overrides_reach_nested_settings_and_validate():
+    cfg = load_config(CONFIGS / "ablation.yaml", ["network.stages.0.garb=false",
+                                                   "network.stages.0.liberty_features=false",
+                                                   "training.dominion_weight=0",
+                                                   "selfplay.playouts=64"])
+    stage = cfg.network.stages[0]
+    assert (stage.garb, stage.liberty_features) == (False, False)
+    assert cfg.training.dominion_weight == 0.0 and cfg.selfplay.playouts == 64
+    assert cfg.training.score_weight == 0.25  # untouched settings keep the file's values
+    plain = load_config(CONFIGS / "ablation.yaml")
+    assert plain.network.stages[0].garb and plain.network.stages[0].liberty_features
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("selfplay.playouts=0", "--set selfplay.playouts=0: selfplay.playouts: expected an integer"),
+    ("selfplay.playout=5", "unknown setting 'selfplay.playout'"),
+    ("network.stages.3.garb=false", "network.stages has no item '3'"),
+    ("training.lr", "expected KEY=VALUE"),
+    ("seed.x=1", "seed is not a section"),
+])
+def test_bad_overrides_are_named(override, expected):
+    with pytest.raises(ConfigError, match=re.escape(expected)) as e:
+        load_config(CONFIGS / "ablation.yaml", [override])
+    assert "ablation.yaml" in str(e.value)
 
 
 def test_missing_config_file(tmp_path):

@@ -41,7 +41,8 @@ class StageConfig:
 
     blocks: int = 6
     channels: int = 32
-    garb: bool = True
+    garb: bool = True  # False: plain residual blocks only (ablation)
+    liberty_features: bool = True  # False: the net never sees input planes 4-7 (ablation)
     head_channels: int = 32
     value_hidden: int = 64
 
@@ -188,7 +189,10 @@ class _Ctx:
             if line is not None:
                 break
             key = key_parent
-        where = f"{self.path}:{line}" if line else f"{self.path}"
+        if isinstance(line, str):  # a --set override, not a line of the file
+            where = f"{self.path} {line}"
+        else:
+            where = f"{self.path}:{line}" if line else f"{self.path}"
         return ConfigError(f"{where}: {problem}")
 
 
@@ -275,8 +279,47 @@ def _build(cls, data: Any, key: str, ctx: _Ctx, check_prefix: str):
     return cls(**kwargs)
 
 
-def load_config(path) -> TrainConfig:
-    """Read and validate a training config; raises ConfigError naming file, line and field."""
+def apply_overrides(data: dict, overrides, path: Path, lines: dict) -> None:
+    """Apply ``KEY=VALUE`` overrides (``--set``) to the parsed YAML ``data`` in place.
+
+    KEY is a dotted path, list items by index (``network.stages.0.garb=false``); VALUE is read as
+    YAML (``true``, ``0.5``, ``[9]``). The keys are recorded in ``lines`` so that a bad value is
+    reported as ``--set KEY=VALUE`` rather than as a line of the file."""
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise ConfigError(f"{path}: --set {item!r}: expected KEY=VALUE, e.g. "
+                              "training.lr=0.01 or network.stages.0.garb=false")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise ConfigError(f"{path}: --set {item!r}: the value is not valid YAML") from None
+        node, dotted = data, ""
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(node, list):
+                if not part.isdigit() or int(part) >= len(node):
+                    raise ConfigError(f"{path}: --set {item!r}: {dotted} has no item {part!r} "
+                                      f"(it has {len(node)})")
+                part = int(part)
+                dotted = f"{dotted}[{part}]"
+            else:
+                dotted = f"{dotted}.{part}" if dotted else part
+            if last:
+                node[part] = value
+            else:
+                if isinstance(node, dict) and part not in node:
+                    node[part] = {}
+                node = node[part]
+                if not isinstance(node, (dict, list)):
+                    raise ConfigError(f"{path}: --set {item!r}: {dotted} is not a section")
+            lines[dotted] = f"--set {item}"
+
+
+def load_config(path, overrides=()) -> TrainConfig:
+    """Read and validate a training config, then apply ``overrides`` (``KEY=VALUE`` strings, see
+    ``apply_overrides``); raises ConfigError naming file, line (or override) and field."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -295,9 +338,13 @@ def load_config(path) -> TrainConfig:
     lines: dict = {}
     if node is not None:
         _key_lines(node, "", lines)
-    ctx = _Ctx(path, lines)
     if data is None:
         data = {}
+    if overrides:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings")
+        apply_overrides(data, overrides, path, lines)
+    ctx = _Ctx(path, lines)
     cfg = _build(TrainConfig, data, "", ctx, "")
     if "name" not in data:
         cfg.name = path.stem

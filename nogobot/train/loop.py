@@ -16,7 +16,7 @@ One generation g (state.json ``phase`` says which step is next, so a killed run 
 **Curriculum** (config ``network.stages``): a stage has *plateaued* after
 ``curriculum.plateau_failures`` gating failures in a row; from then on the candidate gated is the
 next stage's net (trained all along on the same games), and when it wins, generation switches to
-it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (copy), ``games/``,
+it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (the effective config), ``games/``,
 ``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's weights), ``nets/``,
 ``metrics.csv``, ``elo.csv``, ``generations.csv``.
 """
@@ -32,9 +32,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from .config import TrainConfig
-from .selfplay import generate_games
+from .selfplay import atomic_bytes, generate_games
 
 STATE_VERSION = 1
 METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value", "dominion",
@@ -133,7 +134,10 @@ class TrainingRun:
         for tmp in self.dir.rglob("*.tmp"):  # half-written files of a killed run
             tmp.unlink(missing_ok=True)
         if config_path is not None and not (self.dir / "config.yaml").exists():
-            shutil.copyfile(config_path, self.dir / "config.yaml")
+            # The effective config (after any --set overrides), named after its source.
+            text = f"# effective config of {config_path}\n" + yaml.safe_dump(
+                cfg.to_dict(), sort_keys=False)
+            atomic_bytes(self.dir / "config.yaml", text.encode())
         self.state_path = self.dir / "state.json"
         self.state = json.loads(self.state_path.read_text()) if self.state_path.exists() else None
         from .replay import ReplayBuffer

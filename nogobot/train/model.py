@@ -11,6 +11,8 @@ size 5..19:
   pooling (mean and max per channel: 2·C3 values) -> fully connected -> C1 = 2·C3 values added to X
   channel-wise (no dimensionality reduction), then BN-ReLU-conv3×3 and the skip connection.
   This is KataGo's global pooling block in the paper's proportions.
+* **Input mask:** with ``liberty_features`` off, the liberty planes (4-7) are zeroed inside the
+  graph, so the ablation net keeps the 12-plane ONNX contract and the engine runs it unchanged.
 * **Policy head:** 1×1 convs to P and G, global-pooling bias from G added to P (the policy also
   needs global context, e.g. move parity), BN-ReLU, 1×1 conv to 1 + ``aux_heads`` logit planes.
   Logits are NOT masked: the engine masks illegal moves. The extra planes predict the next
@@ -36,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..features import FEATURE_VERSION, NUM_PLANES
+from ..features import FEATURE_VERSION, LIBERTY_PLANES, NUM_PLANES
 
 CHECKPOINT_FORMAT = "nogobot-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -50,6 +52,7 @@ class NetConfig:
     blocks: int = 6
     channels: int = 48
     garb: bool = True
+    liberty_features: bool = True  # False zeroes the NoGoZero+ liberty planes (ablation)
     aux_heads: int = 2  # future-move policy planes used in training only (0 = none)
     head_channels: int = 32  # channels of the policy and value heads
     value_hidden: int = 64  # width of the value/score fully connected layer
@@ -159,6 +162,11 @@ class NogoNet(nn.Module):
         super().__init__()
         self.cfg = cfg
         c = cfg.channels
+        mask = torch.ones(cfg.input_planes)
+        if not cfg.liberty_features:
+            mask[list(LIBERTY_PLANES)] = 0.0
+        # A non-persistent buffer: rebuilt from the config, never trained; exported as a Mul.
+        self.register_buffer("input_mask", mask.view(1, -1, 1, 1), persistent=False)
         self.stem = conv3(cfg.input_planes, c)
         self.blocks = nn.ModuleList(
             GARB(c) if cfg.garb and i % 2 == 1 else ResBlock(c) for i in range(cfg.blocks)
@@ -168,6 +176,8 @@ class NogoNet(nn.Module):
         self.value = ValueHead(c, cfg.head_channels, cfg.value_hidden)
 
     def trunk(self, x):
+        if not self.cfg.liberty_features:
+            x = x * self.input_mask
         x = self.stem(x)
         for blk in self.blocks:
             x = blk(x)

@@ -25,7 +25,7 @@ from .replay import sample_batch
 
 def net_config(stage: StageConfig, aux_heads: int) -> NetConfig:
     return NetConfig(blocks=stage.blocks, channels=stage.channels, garb=stage.garb,
-                     aux_heads=aux_heads, head_channels=stage.head_channels,
+                     liberty_features=stage.liberty_features, aux_heads=aux_heads, head_channels=stage.head_channels,
                      value_hidden=stage.value_hidden)
 
 
