@@ -15,9 +15,12 @@ The parsing is separate from the drawing so it is testable without matplotlib.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomicio import write_atomic
 
 LOG_LINE = re.compile(r"time: (black|white) move (\d+) \S+: planned ([\d.]+)s max ([\d.]+)s "
                       r"used ([\d.]+)s")
@@ -144,8 +147,8 @@ def plot(series: list[TimeSeries], out: str | Path) -> Path:
         ax.legend(fontsize=8)
     fig.tight_layout()
     out = Path(out)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    fig.savefig(tmp, dpi=110, format="png")
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png")
     plt.close(fig)
-    tmp.replace(out)
+    write_atomic(out, buf.getvalue())
     return out

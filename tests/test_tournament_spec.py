@@ -99,7 +99,7 @@ def test_sudden_death_clock():
 
 
 def test_byoyomi_and_per_move_clocks():
-    tc = TimeControl("byoyomi", main=5, period=2, stones=2, tolerance=0.1)
+    tc = TimeControl("canadian", main=5, period=2, count=2, tolerance=0.1)
     c = SideClock(tc)
     assert tc.gtp_time_settings() == "time_settings 5 2 2"
     assert c.limit() == pytest.approx(7.1)

@@ -24,8 +24,8 @@ import time
 import numpy as np
 from numba import njit
 
-from .. import coords
 from ..board import HASH, NLEGAL_B, TO_MOVE, Board, _play
+from .base import SearchAgent
 
 WIN = 1_000_000
 WIN_BOUND = WIN - 10_000  # |value| above this is a proven win/loss
@@ -220,25 +220,21 @@ def _root(depth, root_moves, root_scores, stk_s, stk_r, stk_n, stk_l, stk_g, stk
     return root_moves.shape[0]
 
 
-class AlphaBetaAgent:
-    """Iterative-deepening alpha-beta with mobility evaluation and a per-move time limit."""
+class AlphaBetaAgent(SearchAgent):
+    """Iterative-deepening alpha-beta with mobility evaluation and a per-move time limit.
+    The seeded generator breaks ties between equal root moves."""
 
     name = "alphabeta"
+    WARMUP = {"max_depth": 2, "seconds": None, "seed": 0, "tt_bits": 4}
 
     def __init__(self, seconds: float | None = DEFAULT_SECONDS, max_depth: int | None = None,
                  seed: int | None = None, tt_bits: int = TT_BITS, warmup: bool = True):
         if seconds is None and max_depth is None:
             raise ValueError("alphabeta needs a time limit, a depth limit, or both")
-        self.seconds = seconds
         self.max_depth = max_depth
-        self._rng = np.random.default_rng(seed)  # breaks ties between equal root moves
         self._tt_bits = tt_bits
         self._tt = None
-        self.last_info: dict = {}
-        if warmup:
-            # Load the compiled kernels at start-up, not in the first timed genmove.
-            AlphaBetaAgent(max_depth=2, seconds=None, seed=0, tt_bits=4,
-                           warmup=False).select_move(Board(3))
+        super().__init__(seconds, seed, warmup)
 
     def _tables(self, area: int):
         if self._tt is None:
@@ -248,14 +244,7 @@ class AlphaBetaAgent:
                         np.full(size, -1, dtype=np.int16))
         return self._tt
 
-    def select_move(self, board: Board, seconds: float | None = None) -> int:
-        legal = board.legal_moves()
-        if len(legal) == 0:
-            return coords.RESIGN
-        if len(legal) == 1:
-            return int(legal[0])
-        limits = [s for s in (self.seconds, seconds) if s is not None]
-        budget = min(limits) if limits else None
+    def search(self, board: Board, legal: np.ndarray, budget: float | None) -> int:
         t0 = time.perf_counter()
         area, geo = board.geo.area, board.geo
         empties = int(np.sum(board.stones == 0))

@@ -27,8 +27,8 @@ import time
 import numpy as np
 from numba import njit
 
-from .. import coords
 from ..board import NLEGAL_B, TO_MOVE, Board, _play, _random_playout
+from .base import SearchAgent
 
 DEFAULT_PLAYOUTS = 10_000
 DEFAULT_C = 1.0
@@ -126,10 +126,11 @@ def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob):
     return -1
 
 
-class RolloutAgent:
+class RolloutAgent(SearchAgent):
     """UCT with random playouts. Stops at ``playouts`` iterations or at the time budget."""
 
     name = "rollout"
+    WARMUP = {"playouts": 4, "seed": 0}
 
     def __init__(self, playouts: int | None = DEFAULT_PLAYOUTS, seconds: float | None = None,
                  seed: int | None = None, c: float = DEFAULT_C, warmup: bool = True):
@@ -138,20 +139,10 @@ class RolloutAgent:
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         self.playouts = playouts
-        self.seconds = seconds
         self.c = c
-        self._rng = np.random.default_rng(seed)
-        self.last_info: dict = {}
-        if warmup:
-            # Load the compiled kernel now (GTP start-up), not during the first timed genmove.
-            RolloutAgent(playouts=4, seed=0, warmup=False).select_move(Board(3))
+        super().__init__(seconds, seed, warmup)
 
-    def select_move(self, board: Board, seconds: float | None = None) -> int:
-        legal = board.legal_moves()
-        if len(legal) == 0:
-            return coords.RESIGN
-        if len(legal) == 1:
-            return int(legal[0])
+    def search(self, board: Board, legal: np.ndarray, budget: float | None) -> int:
         geo = board.geo
         t0 = time.perf_counter()
         win = _winning_move(*board.arrays(), geo.nbr, geo.zobrist)
@@ -159,8 +150,6 @@ class RolloutAgent:
             self.last_info = {"playouts": 0, "seconds": time.perf_counter() - t0, "nodes": 0,
                               "winrate": 1.0}
             return int(win)
-        limits = [s for s in (self.seconds, seconds) if s is not None]
-        budget = min(limits) if limits else None
         area = geo.area
         target = self.playouts if self.playouts is not None else 1 << 62
         cap = min(MAX_NODES, 1 + min(target, MAX_NODES) * area)

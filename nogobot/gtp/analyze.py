@@ -184,9 +184,7 @@ class AnalyzeCommands:
         if key == "playouts":
             agent.playouts = integer(value) or None
         elif key == "c_puct":
-            agent.config.c_puct = _positive(value)
-            if searcher is not None:
-                searcher.cfg_f[0] = agent.config.c_puct  # the kernels read this copy
+            agent.set_c_puct(_positive(value))
         elif key == "threads":
             n = integer(value)
             if n < 1:

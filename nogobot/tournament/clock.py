@@ -1,23 +1,30 @@
-"""The referee's clock: time controls, what to tell engines, when a side has lost on time.
+"""The referee's clock: what to tell engines, and when a side has lost on time.
 
-One model covers every control the harness offers, GTP's own (Canadian byo-yomi):
+What a time control is, and how a move is charged to it, belongs to ``nogobot.timecontrol`` (the
+engine's time manager): the referee's ``TimeControl`` is that class plus two settings only the
+referee uses (``tolerance``, ``max_move``), and each side's clock is a ``timecontrol.ClockState``.
+The harness offers the controls GTP's ``time_settings`` can state (Canadian byo-yomi); a spec
+names them (spec.py) as:
 
-===============  ==========================  =================================================
-kind             spec fields                 model
-===============  ==========================  =================================================
-sudden_death     main                        main time only; flag when it runs out
-byoyomi          main, period, stones (1)    after main time, ``stones`` moves per ``period``
-                                             seconds, the period refilling after each block
-                                             (stones 1 = Japanese byo-yomi with one period)
-per_move         seconds                     every move within ``seconds`` (= byoyomi with
-                                             main 0, period = seconds, stones 1)
-none             max_move (600)              no clock; a move taking longer than ``max_move``
-                                             is treated as a hang and loses on time
-===============  ==========================  =================================================
+============  ========================  =========  =============================================
+spec kind     spec fields               kind       model
+============  ========================  =========  =============================================
+sudden_death  main                      absolute   main time only; flag when it runs out
+byoyomi       main, period, stones (1)  canadian   after main time, ``stones`` moves per
+                                                   ``period`` seconds, the period refilling after
+                                                   each block (stones 1 = Japanese byo-yomi with
+                                                   one period)
+per_move      seconds                   per_move   every move within ``seconds`` (told to engines
+                                                   as byo-yomi: main 0, period = seconds, stones 1)
+none          max_move (600)            none       no clock; a move taking longer than
+                                                   ``max_move`` is treated as a hang and loses on
+                                                   time
+============  ========================  =========  =============================================
 
 A move may overrun what is left by ``tolerance`` seconds (network/OS lag, process start-up of
-the reply) without losing; the overrun is still charged. The time measured is wall time from
-sending ``genmove`` to receiving the full reply (see gtp_client).
+the reply) without losing; the overrun counts in the time used but is forgiven on the clock (it
+is charged what was left, so the clock reads zero rather than going negative). The time measured
+is wall time from sending ``genmove`` to receiving the full reply (see gtp_client).
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-KINDS = ("sudden_death", "byoyomi", "per_move", "none")
+from .. import timecontrol
+
+GTP_KINDS = ("none", "absolute", "canadian", "per_move")  # what time_settings can state
 
 
 def _num(x: float) -> str:
@@ -34,73 +43,85 @@ def _num(x: float) -> str:
 
 
 @dataclass(frozen=True)
-class TimeControl:
-    kind: str = "none"
-    main: float = 0.0
-    period: float = 0.0
-    stones: int = 0
+class TimeControl(timecontrol.TimeControl):
+    """``timecontrol.TimeControl`` plus ``tolerance`` (seconds a move may overrun what is left)
+    and ``max_move`` (kind none: a move taking longer is a hang)."""
+
     tolerance: float = 0.5
     max_move: float = 600.0
 
     @classmethod
     def per_move(cls, seconds: float, tolerance: float = 0.5) -> "TimeControl":
-        return cls("per_move", 0.0, seconds, 1, tolerance)
+        return cls("per_move", period=seconds, tolerance=tolerance)
 
     @classmethod
-    def sudden_death(cls, main: float, tolerance: float = 0.5) -> "TimeControl":
-        return cls("sudden_death", main, 0.0, 0, tolerance)
+    def sudden_death(cls, seconds: float, tolerance: float = 0.5) -> "TimeControl":
+        return cls("absolute", seconds, tolerance=tolerance)
 
     def gtp_time_settings(self) -> str:
         """The ``time_settings`` command for this control (GTP: main byo_time byo_stones)."""
-        if self.kind == "none":
-            return "time_settings 0 1 0"  # byo > 0 with 0 stones: no time limit
-        return f"time_settings {_num(self.main)} {_num(self.period)} {self.stones}"
-
-    def describe(self) -> str:
-        if self.kind == "none":
-            return "no time limit"
-        if self.kind == "sudden_death":
-            return f"{self.main:g} s sudden death"
-        if self.kind == "per_move":
-            return f"{self.period:g} s per move"
-        return f"{self.main:g} s + {self.stones} stone(s) / {self.period:g} s byo-yomi"
+        if self.kind not in GTP_KINDS:
+            raise ValueError(f"GTP time_settings cannot state a {self.kind} time control")
+        main, period, stones = {
+            "none": (0, 1, 0),  # byo > 0 with 0 stones: no time limit
+            "absolute": (self.main, 0, 0),
+            "canadian": (self.main, self.period, self.count),
+            "per_move": (0, self.period, 1),
+        }[self.kind]
+        return f"time_settings {_num(main)} {_num(period)} {stones}"
 
     def sgf_overtime(self) -> str | None:
         """SGF OT property text, if there is overtime."""
-        if self.kind in ("byoyomi", "per_move"):
-            return f"{self.stones}/{self.period:g} Canadian"
+        if self.kind == "canadian":
+            return f"{self.count}/{self.period:g} Canadian"
+        if self.kind == "per_move":
+            return f"1/{self.period:g} Canadian"
         return None
 
 
 class SideClock:
-    """One player's clock during a game."""
+    """One player's clock during a game: a ``ClockState`` charged by ``timecontrol``'s rules,
+    with the referee's tolerance and hang limit on top."""
 
     def __init__(self, tc: TimeControl):
+        if tc.kind not in GTP_KINDS:
+            raise ValueError(f"the referee cannot run a {tc.kind} clock (it plays "
+                             f"{', '.join(GTP_KINDS)})")
         self.tc = tc
-        self.main_left = tc.main
-        self.in_byo = tc.kind in ("byoyomi", "per_move") and tc.main <= 0
-        self.period_left = tc.period
-        self.stones_left = tc.stones
+        self.state = timecontrol.ClockState.start(tc)
         self.used = 0.0
+
+    @property
+    def in_byo(self) -> bool:
+        """In byo-yomi: Canadian periods once main time is gone, per move always."""
+        return self.tc.kind == "per_move" or self.state.in_overtime(self.tc)
+
+    def _left(self) -> float:
+        """Seconds this move may take before flagging, tolerance not included."""
+        tc, st = self.tc, self.state
+        if tc.kind == "none":
+            return tc.max_move
+        if tc.kind == "per_move":
+            return tc.period
+        if self.in_byo:
+            return st.period_left
+        # Main time, and then (Canadian) the whole first period.
+        return st.main_left + (tc.period if tc.kind == "canadian" else 0.0)
 
     def limit(self) -> float:
         """Seconds this move may take before flagging, tolerance included."""
-        tc = self.tc
-        if tc.kind == "none":
-            return tc.max_move
-        if tc.kind == "sudden_death":
-            return self.main_left + tc.tolerance
-        if self.in_byo:
-            return self.period_left + tc.tolerance
-        return self.main_left + tc.period + tc.tolerance
+        return self._left() + (0.0 if self.tc.kind == "none" else self.tc.tolerance)
 
     def time_left_args(self) -> tuple[float, int]:
         """(seconds, stones) for ``time_left``: stones is 0 while main time is running."""
-        if self.tc.kind == "none":
-            return self.tc.max_move, 0
+        tc, st = self.tc, self.state
+        if tc.kind == "none":
+            return tc.max_move, 0
+        if tc.kind == "per_move":
+            return tc.period, 1
         if self.in_byo:
-            return max(self.period_left, 0.0), self.stones_left
-        return max(self.main_left, 0.0), 0
+            return max(st.period_left, 0.0), st.stones_left
+        return max(st.main_left, 0.0), 0
 
     def time_left_command(self, colour: str) -> str:
         secs, stones = self.time_left_args()
@@ -114,31 +135,16 @@ class SideClock:
 
     def charge(self, elapsed: float) -> bool:
         """Charge a move that took ``elapsed`` seconds; False if the side has lost on time."""
-        tc = self.tc
         self.used += elapsed
-        if tc.kind == "none":
-            return elapsed <= tc.max_move
-        if tc.kind == "sudden_death":
-            self.main_left -= elapsed
-            ok = self.main_left >= -tc.tolerance
-            self.main_left = max(self.main_left, 0.0)
-            return ok
-        if not self.in_byo:
-            if elapsed <= self.main_left:
-                self.main_left -= elapsed
-                return True
-            elapsed -= self.main_left  # the rest of this move runs in the first period
-            self.main_left = 0.0
-            self.in_byo = True
-            self.period_left, self.stones_left = tc.period, tc.stones
-        self.period_left -= elapsed
-        if self.period_left < -tc.tolerance:
-            return False
-        self.period_left = max(self.period_left, 0.0)  # an overrun within tolerance is forgiven
-        self.stones_left -= 1
-        if self.stones_left <= 0:
-            self.period_left, self.stones_left = tc.period, tc.stones
-        return True
+        ok = elapsed <= self.limit()
+        tc, st = self.tc, self.state
+        if tc.kind == "canadian" and 0 < st.main_left < elapsed:
+            # Main time runs out; the rest of the move runs in the first period (charged apart,
+            # so that forgiving an overrun below leaves that period at exactly zero).
+            elapsed -= st.main_left
+            st.charge(tc, st.main_left)
+        st.charge(tc, min(elapsed, self._left()))  # an overrun within the tolerance is forgiven
+        return ok
 
     def remaining_text(self) -> str:
         secs, stones = self.time_left_args()

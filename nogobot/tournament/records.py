@@ -10,9 +10,6 @@ quotes it.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from sgfmill import sgf as sgfmill
 
 from .. import coords, sgf
@@ -51,13 +48,3 @@ def game_sgf(res: GameResult, *, event: str, game_id: str, tc: TimeControl) -> s
             except ValueError:
                 pass
     return game.serialise().decode("utf-8")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a kill never leaves half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

@@ -39,8 +39,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ..atomicio import write_atomic
 from .gtp_client import EngineError, GtpProcess
-from .records import game_sgf, write_atomic
+from .records import game_sgf
 from .referee import EngineConfig, GameResult, Interrupted, Referee
 from .results import (PAIRING_HEADER, STANDINGS_HEADER, ResultsLog, Standings,
                       compute_standings, loss_reasons_text, pairing_rows, standings_rows,

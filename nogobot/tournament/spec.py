@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-from .clock import KINDS, TimeControl
+from .clock import TimeControl
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -50,6 +50,7 @@ TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", 
             "threads", "anchor", "anchor_elo", "time", "startup_timeout", "command_timeout",
             "engines"}
 TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
+TIME_KINDS = ("sudden_death", "byoyomi", "per_move", "none")  # clock.py: what each one is
 ENGINE_KEYS = {"command", "threads", "env", "cwd"}
 
 
@@ -267,9 +268,9 @@ def _time(ck: _Checker, value) -> TimeControl:
     if value is None:
         return TimeControl("none")
     t = ck.mapping(value, keys, TIME_KEYS)
-    kind = ck.string(t, "kind", keys, None, KINDS)
+    kind = ck.string(t, "kind", keys, None, TIME_KINDS)
     if kind is None:
-        raise ck.error(keys, f"missing `kind` (one of {', '.join(KINDS)})")
+        raise ck.error(keys, f"missing `kind` (one of {', '.join(TIME_KINDS)})")
     need = {"sudden_death": {"main"}, "byoyomi": {"main", "period"}, "per_move": {"seconds"},
             "none": set()}[kind]
     allowed = need | {"kind", "tolerance"} | ({"stones"} if kind == "byoyomi" else set()) | (
@@ -283,15 +284,21 @@ def _time(ck: _Checker, value) -> TimeControl:
             raise ck.error(keys, f"kind {kind} needs `{k}`")
     tol = float(ck.number(t, "tolerance", keys, 0.5, lo=0))
     if kind == "sudden_death":
-        return TimeControl.sudden_death(float(ck.number(t, "main", keys, 0, positive=True)), tol)
-    if kind == "per_move":
-        return TimeControl.per_move(float(ck.number(t, "seconds", keys, 0, positive=True)), tol)
-    if kind == "byoyomi":
-        return TimeControl("byoyomi", float(ck.number(t, "main", keys, 0, lo=0)),
-                           float(ck.number(t, "period", keys, 0, positive=True)),
-                           int(ck.number(t, "stones", keys, 1, integer=True, lo=1)), tol)
-    return TimeControl("none", tolerance=tol,
-                       max_move=float(ck.number(t, "max_move", keys, 600.0, positive=True)))
+        fields = {"kind": "absolute", "main": float(ck.number(t, "main", keys, 0, positive=True))}
+    elif kind == "per_move":
+        fields = {"kind": "per_move",
+                  "period": float(ck.number(t, "seconds", keys, 0, positive=True))}
+    elif kind == "byoyomi":  # Canadian byo-yomi, as GTP's time_settings states it
+        fields = {"kind": "canadian", "main": float(ck.number(t, "main", keys, 0, lo=0)),
+                  "period": float(ck.number(t, "period", keys, 0, positive=True)),
+                  "count": int(ck.number(t, "stones", keys, 1, integer=True, lo=1))}
+    else:
+        fields = {"kind": "none",
+                  "max_move": float(ck.number(t, "max_move", keys, 600.0, positive=True))}
+    try:
+        return TimeControl(tolerance=tol, **fields)
+    except ValueError as e:  # timecontrol's own checks (e.g. an infinite main time)
+        raise ck.error(keys, str(e)) from None
 
 
 def _engines(ck: _Checker, value, default_threads: int) -> dict[str, EngineSpec]:

@@ -25,6 +25,7 @@ import torch
 import yaml
 
 from .. import __version__
+from ..atomicio import write_tmp
 from ..board import Board
 from ..features import FEATURE_VERSION, NUM_PLANES, boards_planes
 from ..inference import SIDECAR_FORMAT_VERSION
@@ -169,15 +170,6 @@ def _plain(x):
     return x
 
 
-def _atomic_write(path: Path, data: bytes) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp
-
-
 def export_net(net: NogoNet, out, training: dict | None = None, sizes=PARITY_SIZES,
                tol: float = PARITY_TOL, strength=None) -> dict:
     """Export ``net`` to ``out`` (.onnx) + sidecar (.yaml) after the parity check; returns the
@@ -196,8 +188,8 @@ def export_net(net: NogoNet, out, training: dict | None = None, sizes=PARITY_SIZ
     text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     side = out.with_suffix(".yaml")
-    tmp_model = _atomic_write(out, data)
-    tmp_side = _atomic_write(side, text.encode())
+    tmp_model = write_tmp(out, data)  # both files complete before either is put in place
+    tmp_side = write_tmp(side, text.encode())
     os.replace(tmp_model, out)
     os.replace(tmp_side, side)
     return meta

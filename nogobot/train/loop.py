@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -34,8 +33,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..atomicio import write_atomic
 from .config import TrainConfig
-from .selfplay import atomic_bytes, generate_games
+from .selfplay import generate_games
 
 STATE_VERSION = 1
 METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value", "dominion",
@@ -53,9 +53,7 @@ def log(msg: str) -> None:
 
 
 def write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, indent=1))
 
 
 def append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
@@ -137,7 +135,7 @@ class TrainingRun:
             # The effective config (after any --set overrides), named after its source.
             text = f"# effective config of {config_path}\n" + yaml.safe_dump(
                 cfg.to_dict(), sort_keys=False)
-            atomic_bytes(self.dir / "config.yaml", text.encode())
+            write_atomic(self.dir / "config.yaml", text)
         self.state_path = self.dir / "state.json"
         self.state = json.loads(self.state_path.read_text()) if self.state_path.exists() else None
         from .replay import ReplayBuffer
@@ -332,8 +330,7 @@ class TrainingRun:
             st["best_elo"] = elo_c
             # Keep the best net's weights too (ckpt/stage*.pt moves on with later candidates).
             best_ckpt = self.dir / "ckpt" / "best.pt"
-            shutil.copyfile(self.ckpt(s), best_ckpt.with_name("best.pt.tmp"))
-            os.replace(best_ckpt.with_name("best.pt.tmp"), best_ckpt)
+            write_atomic(best_ckpt, self.ckpt(s).read_bytes())
             if s != st["stage"]:
                 log(f"curriculum: stage {s} net wins gating; self-play switches to stage {s}")
                 st["stage"] = s

@@ -30,7 +30,7 @@ are written atomically (tmp + os.replace), so ``load_checkpoint`` needs nothing 
 from __future__ import annotations
 
 import dataclasses
-import os
+import io
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..atomicio import write_atomic
 from ..features import FEATURE_VERSION, LIBERTY_PLANES, NUM_PLANES
 
 CHECKPOINT_FORMAT = "nogobot-checkpoint"
@@ -257,7 +258,7 @@ def build_model(cfg: NetConfig) -> NogoNet:
 
 def save_checkpoint(path, model: NogoNet, training: dict | None = None,
                     optimizer: torch.optim.Optimizer | None = None) -> None:
-    """Write a self-describing checkpoint atomically (``path``.tmp then os.replace)."""
+    """Write a self-describing checkpoint atomically (``nogobot.atomicio``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {
@@ -269,9 +270,9 @@ def save_checkpoint(path, model: NogoNet, training: dict | None = None,
     }
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    write_atomic(path, buf.getvalue())
 
 
 def load_checkpoint(path) -> tuple[NogoNet, dict]:

@@ -8,8 +8,10 @@ train extra); without it, ``ReportError`` says so and the text summary still wor
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from ..atomicio import write_atomic
 from .loop import read_csv
 
 
@@ -113,10 +115,8 @@ def draw_report(run_dir, out=None) -> Path:
     fig.suptitle(f"nogobot training run {run_dir.name}")
     fig.tight_layout()
     out = Path(out) if out else run_dir / "report.png"
-    tmp = out.with_name(out.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png")
     plt.close(fig)
-    import os
-
-    os.replace(tmp, out)
+    write_atomic(out, buf.getvalue())
     return out
