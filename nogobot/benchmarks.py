@@ -96,13 +96,13 @@ def _peak_rss_mb() -> float:
 
 def bench_search(model: str | None = None, device: str = "auto", threads: int | None = None,
                  batch: int = 16, seconds: float = 5.0, size: int = 9,
-                 max_nodes: int | None = None) -> dict:
+                 max_tree_mb: int | None = None) -> dict:
     """Search playouts/s beside the raw network evaluations/s at the same batch size."""
     import numpy as np
 
     from .features import boards_planes
     from .inference import load_evaluator
-    from .mcts import SearchConfig
+    from .mcts import SearchConfig, Tree
     from .player import SearchLimits, Searcher
 
     evaluator = load_evaluator(model, device=device, threads=threads)
@@ -123,20 +123,22 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     raw_rate = statistics.median(raw)
 
     cfg = SearchConfig(batch_size=batch, use_solver=False)
-    if max_nodes:
-        cfg.max_nodes = max_nodes
+    if max_tree_mb:
+        cfg.max_tree_mb = max_tree_mb
     searcher = Searcher(evaluator, size, cfg, seed=0)
     searcher.search(positions[0], SearchLimits(playouts=batch * 4))  # compile, warm up
-    rates, evals_rates, nodes = [], [], []
+    rates, evals_rates, used, per_playout = [], [], [], []
     for board in positions:
         searcher._reset()
         r = searcher.search(board, SearchLimits(seconds=seconds))
         rates.append(r.playouts / r.seconds)
         evals_rates.append(r.nn_evals / r.seconds)
-        nodes.append(searcher.tree.nodes)
+        tree = searcher.tree
+        used.append(tree.used_bytes())
+        per_playout.append(tree.used_bytes() / max(r.playouts, 1))
         print(f"  position at ply {board.ply:3d}: {r.playouts / r.seconds:10,.0f} playouts/s "
               f"({r.nn_evals / r.seconds:,.0f} network evals/s, {r.playouts:,} playouts, "
-              f"{searcher.tree.nodes:,} nodes, stop: {r.reason})")
+              f"{tree.nodes:,} nodes, {tree.edges:,} edges, stop: {r.reason})")
     rate = statistics.median(rates)
     ratio = rate / raw_rate
     target = 0.8 if "CPU" in evaluator.describe().upper() else 0.5
@@ -148,18 +150,18 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     print(f"  network evals in search   {evals_ratio:12.2f} of raw (the other playouts were "
           f"served by the cache, terminal positions or proofs)")
     print(f"  playouts per 20 s move    {rate * 20:12,.0f}   (NoGoZero+ at CCGC 2020: 1,400-1,800)")
-    per_node = searcher.tree.nbytes() / searcher.tree.capacity
-    bound_mb = 2 * per_node * cfg.max_nodes / 2**20
     cache_mb = searcher.cache.nbytes() / 2**20
-    used_mb = per_node * max(nodes) / 2**20
-    print(f"  tree: {per_node:.0f} bytes/node; largest tree here {max(nodes):,} nodes "
-          f"({used_mb:,.0f} MB) after {seconds:g} s")
-    print(f"  memory bound: trees <= {bound_mb:,.0f} MB (2 x {cfg.max_nodes:,} nodes: the "
-          f"reused subtree is copied each move) + cache {cache_mb:,.0f} MB; storage grows on "
-          f"demand and is recycled every move, so a 900 s game never exceeds this")
+    bpp = statistics.median(per_playout)
+    bound = cfg.max_tree_mb << 20
+    print(f"  tree: {bpp:,.0f} bytes/playout (median; {Tree.NODE_BYTES} B per visited node + "
+          f"{Tree.EDGE_BYTES} B per legal move of an expanded one); largest tree here "
+          f"{max(used) / 2**20:,.0f} MB after {seconds:g} s")
+    print(f"  memory bound: trees <= 2 x {cfg.max_tree_mb:,} MB (the reused subtree is copied "
+          f"each move) + cache {cache_mb:,.0f} MB: room for ~{bound / bpp:,.0f} playouts, "
+          f"~{bound / bpp / rate:,.0f} s of search at this rate; storage grows on demand")
     print(f"  peak RSS of this process {_peak_rss_mb():,.0f} MB")
     return {"playouts_per_s": rate, "raw_evals_per_s": raw_rate, "ratio": ratio,
-            "evals_ratio": evals_ratio}
+            "evals_ratio": evals_ratio, "bytes_per_playout": bpp}
 
 
 def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2,

@@ -129,8 +129,8 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
         from .mcts import SearchConfig
 
         evaluator = load_evaluator(model_path, device="cpu", threads=threads)
-        # Botzone may cap memory at 256 MB: 1.5M nodes (60 MB) is ample for 1 s moves.
-        return MCTSAgent(evaluator, config=SearchConfig(max_nodes=1_500_000),
+        # Botzone may cap memory at 256 MB: a 48 MB tree holds ~100k playouts, ample for 1 s.
+        return MCTSAgent(evaluator, config=SearchConfig(max_tree_mb=48),
                          playouts=playouts, seed=seed, log=None if quiet else sys.stderr)
 
     raise SystemExit(serve_botzone(agent_factory, move_time=move_time, margin=margin,
@@ -234,6 +234,53 @@ def train_match_cmd(a, b, games, playouts, size, opening_temperature_moves, seed
     click.echo(res.summary())
 
 
+@train_group.command("ladder")
+@click.argument("players", nargs=-1, required=True, metavar="LABEL=PLAYER...")
+@click.option("--games", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Games per pairing (colours alternate).")
+@click.option("--playouts", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Playouts per move of the network players.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19))
+@click.option("--opening-temperature-moves", default=4, show_default=True,
+              type=click.IntRange(min=0), help="Plies sampled by visits so games differ.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Pairings played at once, one process each.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False),
+              help="Also write the results (wins matrix, matches, Elo) to this JSON file.")
+def train_ladder_cmd(players, games, playouts, size, opening_temperature_moves, workers, seed,
+                     json_out) -> None:
+    """Round robin of several players with Bradley-Terry Elo (anchored on the first). PLAYER is
+    an .onnx model (searched at --playouts) or a baseline agent name as for `train match`;
+    LABEL= is optional (default: the file stem), e.g. full=runs/abl-full/nets/best.onnx."""
+    import json
+    from pathlib import Path
+
+    from .train.match import run_ladder
+
+    entries = []
+    for item in players:
+        label, sep, spec = item.partition("=")
+        if not sep or ":" in label or "/" in label:  # no label ("alphabeta:seconds=0.5")
+            label, spec = Path(item).stem if item.endswith(".onnx") else item, item
+        if spec.endswith(".onnx") and not Path(spec).is_file():
+            raise click.ClickException(f"{spec}: no such model file")
+        entries.append((label, spec))
+    try:
+        res = run_ladder(entries, games, size, playouts, opening_temperature_moves, seed,
+                         workers, progress=lambda r: click.echo(f"  {r.summary()}", err=True))
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(res.table())
+    if json_out:
+        data = {"players": dict(entries), "games_per_pairing": games, "playouts": playouts,
+                "size": size, "wins": res.wins.tolist(),
+                "elo": res.ratings.elo, "ci95": res.ratings.ci95,
+                "matches": [{"a": m.a, "b": m.b, "wins": m.wins, "losses": m.losses,
+                             "mean_plies": sum(m.plies) / max(len(m.plies), 1)} for m in res.matches]}
+        Path(json_out).write_text(json.dumps(data, indent=1))
+
+
 @main.command("selfplay")
 @click.option("--model", default=None, type=click.Path(dir_okay=False),
               help="ONNX model (default: the shipped model).")
@@ -311,9 +358,9 @@ def _check_model(model: str | None) -> str:
 @click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
 @click.option("--batch", default=16, show_default=True, type=click.IntRange(1, 1024),
               help="Leaves per network call.")
-@click.option("--max-nodes", default=None, type=click.IntRange(min=1000),
-              help="Search tree capacity in nodes (40 B each; memory bound), "
-                   "default 16,000,000.")
+@click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
+              help="Memory bound of the search tree in MB (tree reuse may hold two), "
+                   "default 1024.")
 @click.option("--agent", "agent_name", default="mcts", show_default=True,
               type=click.Choice(["mcts", "greedy"]),
               help="Move generator: the network search, or the one-ply heuristic (no network).")
@@ -323,7 +370,7 @@ def _check_model(model: str | None) -> str:
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @click.option("--quiet", is_flag=True, help="No info log on stderr (errors still logged).")
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, ponder, batch, max_nodes, agent_name, seed, live_gfx, quiet) -> None:
+            lag_buffer, ponder, batch, max_tree_mb, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     import sys
 
@@ -354,8 +401,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         from .player import MCTSAgent
 
         config = SearchConfig(batch_size=batch)
-        if max_nodes:
-            config.max_nodes = max_nodes
+        if max_tree_mb:
+            config.max_tree_mb = max_tree_mb
         evaluator = load_evaluator(model_path, device=device, threads=threads)
         return MCTSAgent(evaluator, config=config, playouts=playouts, seconds=move_seconds,
                          seed=seed, log=None if quiet else sys.stderr)

@@ -11,8 +11,12 @@ the highest ``Q + U`` is selected. Conventions:
 * Virtual loss: a node with ``VL`` selections in flight counts ``VL`` extra losses for its mover,
   ``Q = (W - VL)/(N + VL)``, so the leaves of one batch spread out (seed 003, minigo).
 * Unvisited children get first-play urgency ``Q = Q(parent) - fpu_reduction``.
-* Children of a node are one contiguous block ``first[n] .. first[n] + nchild[n]``, sorted by
-  prior (descending), so the PUCT scan is a tight loop and top-k pruning is a prefix.
+* **Edges and nodes** (lc0's layout): expanding a node writes one *edge* per legal move
+  (prior ``P``, ``emove``, ``child`` = -1) as a contiguous block ``first[n] .. first[n] +
+  nchild[n]`` sorted by prior (descending), so the PUCT scan is a tight loop and top-k pruning is
+  a prefix. A child *node* (visits, value sums, proof: 36 B) is allocated only when selection
+  first walks the edge, so an expansion costs 10 B per legal move instead of a full node each;
+  most children are never visited.
 * MCTS-solver: ``proof[n]`` is +1 when the side to move at n is proven to win, -1 proven to lose
   (a terminal node — no legal move — is -1). Proofs propagate up during backup; selection takes a
   proven win at once and avoids proven losses.
@@ -21,7 +25,8 @@ One search step (driven by ``player.py``): ``select_batch`` walks up to B leaves
 values terminal and cached leaves at once, and writes the others' positions into a batch buffer;
 the caller runs the network on their feature planes; ``expand_and_backup`` expands them, stores
 the evaluations in the cache, backs up and removes the virtual loss. ``reroot`` keeps the
-subtree of the move played (tree reuse) by compacting it into a fresh tree.
+subtree of the move played (tree reuse) by compacting it into a fresh tree. Python code reads a
+node's moves through ``Tree.children`` rather than the raw arrays.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ from numba import njit
 from .board import HASH, NLEGAL_B, TO_MOVE, _play
 from .features import NUM_PLANES, fill_planes
 
-# Tree field indices in the int64 "info" array.
-I_COUNT, I_FULL = 0, 1
+# Tree field indices in the int64 "info" array: nodes in use, "full" flag, edges in use.
+I_COUNT, I_FULL, I_EDGES = 0, 1, 2
 
 UNEXPANDED = -1
 
@@ -51,7 +56,7 @@ class SearchConfig:
     fpu_reduction: float = 0.2
     batch_size: int = 16
     virtual_loss: float = 1.0
-    max_nodes: int = 16_000_000  # 40 B each: <= 640 MB per tree, allocated on demand
+    max_tree_mb: int = 1024  # memory bound of one tree (nodes + edges), allocated on demand
     cache_entries: int = 1 << 16
     dirichlet_alpha_81: float = 0.03  # alpha = 0.03 * 81 / N_legal (NoGoZero+)
     dirichlet_weight: float = 0.0  # 0.25 in self-play, 0 in matches
@@ -64,56 +69,82 @@ class SearchConfig:
 class Tree:
     """The arrays of one search tree; node 0 is always the root.
 
-    Storage starts at ``capacity`` nodes and doubles on demand (``grow``) up to ``max_nodes``,
-    so memory follows use; ``max_nodes`` is the hard bound."""
+    Node arrays (``NODE_FIELDS``, 36 B a node) and edge arrays (``EDGE_FIELDS``, 10 B an edge)
+    each start small and double on demand (``grow``) while the whole tree stays within
+    ``max_bytes``, so memory follows use and ``max_bytes`` is the hard bound."""
 
-    FIELDS = ("N", "W", "W2", "VL", "P", "parent", "first", "nchild", "move", "proof", "value",
-              "pending")
+    NODE_FIELDS = ("N", "W", "W2", "VL", "parent", "first", "nchild", "move", "proof", "value",
+                   "pending")
+    EDGE_FIELDS = ("P", "emove", "child")
+    NODE_BYTES = 36
+    EDGE_BYTES = 10
 
-    def __init__(self, max_nodes: int, capacity: int = 1 << 16):
-        self.max_nodes = max_nodes
-        self._allocate(min(max(capacity, 1024), max_nodes))
+    def __init__(self, max_bytes: int, nodes: int = 1 << 12, edges: int = 1 << 16):
+        self.max_bytes = int(max_bytes)
+        nodes = max(nodes, 64)
+        edges = max(edges, 1024)
+        while nodes * self.NODE_BYTES + edges * self.EDGE_BYTES > self.max_bytes and (
+                nodes > 64 or edges > 1024):
+            nodes, edges = max(64, nodes // 2), max(1024, edges // 2)
+        self._allocate_nodes(nodes)
+        self._allocate_edges(edges)
         self.info = np.zeros(4, np.int64)
         self.info[I_COUNT] = 1
 
-    def _allocate(self, cap: int) -> None:
-        self.capacity = cap
-        max_nodes = cap
-        self.N = np.zeros(max_nodes, np.int32)
-        self.W = np.zeros(max_nodes, np.float32)
-        self.W2 = np.zeros(max_nodes, np.float32)  # sum of squared values (UCB1-tuned)
-        self.VL = np.zeros(max_nodes, np.int32)
-        self.P = np.zeros(max_nodes, np.float32)
-        self.parent = np.full(max_nodes, -1, np.int32)
-        self.first = np.full(max_nodes, UNEXPANDED, np.int32)
-        self.nchild = np.zeros(max_nodes, np.int32)
-        self.move = np.full(max_nodes, -1, np.int16)
-        self.proof = np.zeros(max_nodes, np.int8)
-        self.value = np.zeros(max_nodes, np.float32)  # network value for the side to move
-        self.pending = np.zeros(max_nodes, np.bool_)
+    def _allocate_nodes(self, cap: int) -> None:
+        self.node_capacity = cap
+        self.N = np.zeros(cap, np.int32)
+        self.W = np.zeros(cap, np.float32)
+        self.W2 = np.zeros(cap, np.float32)  # sum of squared values (UCB1-tuned, LCB)
+        self.VL = np.zeros(cap, np.int32)
+        self.parent = np.full(cap, -1, np.int32)
+        self.first = np.full(cap, UNEXPANDED, np.int32)  # first edge
+        self.nchild = np.zeros(cap, np.int32)  # number of edges
+        self.move = np.full(cap, -1, np.int16)  # the move that led here
+        self.proof = np.zeros(cap, np.int8)
+        self.value = np.zeros(cap, np.float32)  # network value for the side to move
+        self.pending = np.zeros(cap, np.bool_)
 
-    def grow(self) -> bool:
-        """Double the storage (up to max_nodes), keeping every node. False if at the bound."""
-        if self.capacity >= self.max_nodes:
-            return False
-        old = {f: getattr(self, f) for f in self.FIELDS}
-        n = self.nodes
-        self._allocate(min(self.capacity * 2, self.max_nodes))
-        for f, a in old.items():
-            getattr(self, f)[:n] = a[:n]
+    def _allocate_edges(self, cap: int) -> None:
+        self.edge_capacity = cap
+        self.P = np.zeros(cap, np.float32)
+        self.emove = np.full(cap, -1, np.int16)
+        self.child = np.full(cap, -1, np.int32)
+
+    def grow(self, nodes_needed: int = 1, edges_needed: int = 1) -> bool:
+        """Double the node and/or edge storage where less than the given room is left, keeping
+        everything. False if the memory bound does not allow the room needed."""
+        for kind, needed in (("nodes", nodes_needed), ("edges", edges_needed)):
+            used = self.nodes if kind == "nodes" else self.edges
+            cap = self.node_capacity if kind == "nodes" else self.edge_capacity
+            if cap - used >= needed:
+                continue
+            new_cap = max(cap * 2, used + needed)
+            per = self.NODE_BYTES if kind == "nodes" else self.EDGE_BYTES
+            limit = (self.max_bytes - self.nbytes() + cap * per) // per
+            new_cap = min(new_cap, limit)
+            if new_cap - used < needed:
+                return False
+            fields = self.NODE_FIELDS if kind == "nodes" else self.EDGE_FIELDS
+            old = {f: getattr(self, f) for f in fields}
+            (self._allocate_nodes if kind == "nodes" else self._allocate_edges)(int(new_cap))
+            for f, a in old.items():
+                getattr(self, f)[:used] = a[:used]
         self.info[I_FULL] = 0
         return True
 
     def arrays(self) -> tuple:
-        return (self.N, self.W, self.W2, self.VL, self.P, self.parent, self.first, self.nchild,
-                self.move, self.proof, self.value, self.pending, self.info)
+        return (self.N, self.W, self.W2, self.VL, self.parent, self.first, self.nchild,
+                self.move, self.proof, self.value, self.pending, self.P, self.emove, self.child,
+                self.info)
 
     def reset(self) -> None:
-        n = int(self.info[I_COUNT])
-        for a, v in ((self.N, 0), (self.W, 0), (self.W2, 0), (self.VL, 0), (self.P, 0),
-                     (self.parent, -1), (self.first, UNEXPANDED), (self.nchild, 0),
-                     (self.move, -1), (self.proof, 0), (self.value, 0), (self.pending, False)):
+        n, e = self.nodes, self.edges
+        for a, v in ((self.N, 0), (self.W, 0), (self.W2, 0), (self.VL, 0), (self.parent, -1),
+                     (self.first, UNEXPANDED), (self.nchild, 0), (self.move, -1),
+                     (self.proof, 0), (self.value, 0), (self.pending, False)):
             a[:n] = v
+        self.child[:e] = -1
         self.info[:] = 0
         self.info[I_COUNT] = 1
 
@@ -121,8 +152,59 @@ class Tree:
     def nodes(self) -> int:
         return int(self.info[I_COUNT])
 
+    @property
+    def edges(self) -> int:
+        return int(self.info[I_EDGES])
+
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays())
+        return (self.node_capacity * self.NODE_BYTES + self.edge_capacity * self.EDGE_BYTES)
+
+    def used_bytes(self) -> int:
+        return self.nodes * self.NODE_BYTES + self.edges * self.EDGE_BYTES
+
+    def children(self, node: int = 0) -> "Children":
+        """The moves of ``node`` (prior order) with their child nodes' statistics: 0 visits and
+        no proof for moves never visited (``node`` = -1 there)."""
+        f, n = int(self.first[node]), int(self.nchild[node])
+        if f < 0:
+            f, n = 0, 0
+        kids = self.child[f:f + n].copy()
+        seen = kids >= 0
+        idx = np.where(seen, kids, 0)
+
+        def gather(a, fill=0):
+            return np.where(seen, a[idx], fill)
+
+        return Children(self.emove[f:f + n].astype(np.int64), self.P[f:f + n].copy(), kids,
+                        gather(self.N).astype(np.int64), gather(self.W).astype(np.float64),
+                        gather(self.W2).astype(np.float64), gather(self.proof).astype(np.int64))
+
+    def child_node(self, node: int, k: int) -> int:
+        """The node of ``node``'s k-th move, allocated if it was never visited (-1 when the
+        memory bound leaves no room)."""
+        e = int(self.first[node]) + k
+        c = int(self.child[e])
+        if c >= 0:
+            return c
+        if self.node_capacity - self.nodes < 1 and not self.grow(nodes_needed=1):
+            return -1
+        return int(_new_node(self.arrays(), node, e))
+
+
+@dataclass
+class Children:
+    """A node's moves in prior order (arrays of equal length) as seen by Python callers."""
+
+    move: np.ndarray
+    prior: np.ndarray
+    node: np.ndarray  # child node index, -1 where the move was never visited
+    N: np.ndarray
+    W: np.ndarray  # value sum for the player who made the move
+    W2: np.ndarray
+    proof: np.ndarray  # for the side to move AFTER the move (-1: the move wins)
+
+    def __len__(self) -> int:
+        return len(self.move)
 
 
 class EvalCache:
@@ -210,16 +292,19 @@ def _kl_ucb(mean01, n, log_total):
 
 
 @njit(cache=True)
-def _select_child(tree, node, c_puct, fpu_reduction, vloss, top_k, selection):
-    N, W, W2, VL, P, parent, first, nchild, move, proof, value, pending, info = tree
+def _select_edge(tree, node, c_puct, fpu_reduction, vloss, top_k, selection):
+    """The edge of ``node`` to walk: PUCT (or a variant) over its edges, reading the visited
+    children's statistics through ``child``; unvisited edges get first-play urgency."""
+    N, W, W2, VL, parent, first, nchild, move, proof, value, pending, P, emove, child, info = tree
     f = first[node]
     n = nchild[node]
     if top_k > 0 and n > top_k:
         n = top_k
     # A child whose side to move is proven lost is a proven win for us: take it.
-    for i in range(f, f + nchild[node]):
-        if proof[i] == -1:
-            return i
+    for e in range(f, f + nchild[node]):
+        c = child[e]
+        if c >= 0 and proof[c] == -1:
+            return e
     parent_n = N[node] + VL[node]
     if N[node] > 0:
         parent_q = -W[node] / N[node]
@@ -230,45 +315,78 @@ def _select_child(tree, node, c_puct, fpu_reduction, vloss, top_k, selection):
     log_n = math.log(max(parent_n, 2))
     best = -1
     best_score = -1e30
-    for i in range(f, f + n):
-        if proof[i] == 1:
-            continue  # the opponent is proven to win after this move
-        visits = N[i] + VL[i]
+    for e in range(f, f + n):
+        c = child[e]
+        visits = 0
+        w = 0.0
+        w2 = 0.0
+        nv = 0
+        if c >= 0:
+            if proof[c] == 1:
+                continue  # the opponent is proven to win after this move
+            visits = N[c] + VL[c]
+            nv = N[c]
+            w = W[c] - vloss * VL[c]
+            w2 = W2[c]
         if visits > 0:
-            q = (W[i] - vloss * VL[i]) / visits
+            q = w / visits
         else:
             q = fpu
         if selection == SELECT_PUCT:
-            score = q + c_puct * P[i] * sqrt_n / (1.0 + visits)
+            score = q + c_puct * P[e] * sqrt_n / (1.0 + visits)
         elif selection == SELECT_UCB1_TUNED:
             if visits == 0:
-                score = 1e6 + P[i]
+                score = 1e6 + P[e]
             else:
                 mean01 = 0.5 * (q + 1.0)
                 # E[((v+1)/2)^2] from the sums of v and v^2
-                sq = 0.25 * W2[i] / max(N[i], 1) + 0.5 * W[i] / max(N[i], 1) + 0.25
+                sq = 0.25 * w2 / max(nv, 1) + 0.5 * W[c] / max(nv, 1) + 0.25
                 var = max(sq - mean01 * mean01, 0.0) + math.sqrt(2.0 * log_n / visits)
                 score = mean01 + c_puct * math.sqrt(log_n / visits * min(0.25, var))
         else:
             if visits == 0:
-                score = 1e6 + P[i]
+                score = 1e6 + P[e]
             else:
                 score = _kl_ucb(0.5 * (q + 1.0), visits, c_puct * log_n)
         if score > best_score:
             best_score = score
-            best = i
+            best = e
     if best < 0:  # every move loses: pick the most visited to keep searching
         best = f
-        for i in range(f, f + nchild[node]):
-            if N[i] > N[best]:
-                best = i
+        most = -1
+        for e in range(f, f + nchild[node]):
+            c = child[e]
+            if c >= 0 and N[c] > most:
+                most = N[c]
+                best = e
     return best
+
+
+@njit(cache=True)
+def _new_node(tree, node, e):
+    """Allocate the child node of edge e of ``node`` (the caller made sure there is room)."""
+    N, W, W2, VL, parent, first, nchild, move, proof, value, pending, P, emove, child, info = tree
+    i = info[I_COUNT]
+    info[I_COUNT] = i + 1
+    N[i] = 0
+    W[i] = 0.0
+    W2[i] = 0.0
+    VL[i] = 0
+    parent[i] = node
+    first[i] = UNEXPANDED
+    nchild[i] = 0
+    move[i] = emove[e]
+    proof[i] = 0
+    value[i] = 0.0
+    pending[i] = False
+    child[e] = i
+    return i
 
 
 @njit(cache=True)
 def _add_path(tree, leaf, dv, dn, value):
     """Walk from leaf to root adding dn visits and value (alternating sign); remove dv VL."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     v = -value  # W of the leaf is from the view of its mover
     node = leaf
     while node >= 0:
@@ -284,17 +402,21 @@ def _add_path(tree, leaf, dv, dn, value):
 @njit(cache=True)
 def _propagate_proof(tree, node):
     """MCTS-solver: push a new proof at node up the tree as far as it decides parents."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     p = parent[node]
     while p >= 0 and proof[p] == 0:
         f = first[p]
         any_win = False
         all_lose = True
-        for i in range(f, f + nchild[p]):
-            if proof[i] == -1:
+        for e in range(f, f + nchild[p]):
+            c = child[e]
+            if c < 0:
+                all_lose = False  # never visited: unknown
+                continue
+            if proof[c] == -1:
                 any_win = True
                 break
-            if proof[i] != 1:
+            if proof[c] != 1:
                 all_lose = False
         if any_win:
             proof[p] = 1
@@ -307,14 +429,14 @@ def _propagate_proof(tree, node):
 
 @njit(cache=True)
 def _expand(tree, node, legal_row, priors, temp):
-    """Give node one child per legal move, sorted by prior. False if the tree is full."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
-    cap = N.shape[0]
+    """Give node one edge per legal move, sorted by prior. False if the edges are full."""
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
+    cap = P.shape[0]
     n = 0
     for p in range(legal_row.shape[0]):
         if legal_row[p]:
             n += 1
-    if info[I_COUNT] + n > cap:
+    if info[I_EDGES] + n > cap:
         info[I_FULL] = 1
         return False
     moves = np.empty(n, np.int64)
@@ -331,24 +453,16 @@ def _expand(tree, node, legal_row, priors, temp):
             total += x
             k += 1
     order = np.argsort(-pri)
-    f = info[I_COUNT]
+    f = info[I_EDGES]
     for j in range(n):
-        i = f + j
+        e = f + j
         o = order[j]
-        move[i] = moves[o]
-        P[i] = pri[o] / total if total > 0 else 1.0 / n
-        parent[i] = node
-        first[i] = UNEXPANDED
-        nchild[i] = 0
-        N[i] = 0
-        W[i] = 0.0
-        W2[i] = 0.0
-        VL[i] = 0
-        proof[i] = 0
-        pending[i] = False
+        emove[e] = moves[o]
+        P[e] = pri[o] / total if total > 0 else 1.0 / n
+        child[e] = -1
     first[node] = f
     nchild[node] = n
-    info[I_COUNT] = f + n
+    info[I_EDGES] = f + n
     return True
 
 
@@ -361,7 +475,7 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
     the leaves written into ``leaves``/batch buffers/``planes`` for the network, and how many
     playouts were completed without it. cfg_f = (c_puct, fpu_reduction, vloss, root_temp);
     cfg_i = (top_k, selection, max_collisions)."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
     stones0, root0, nxt0, libs0, legal0, meta0 = root_state
     c_puct, fpu_red, vloss, root_temp = cfg_f[0], cfg_f[1], cfg_f[2], cfg_f[3]
@@ -372,9 +486,11 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
     collisions = 0
     area = b_stones.shape[1]
     while n_pending < B and collisions <= max_coll and proof[0] == 0 and info[I_FULL] == 0:
-        if info[I_COUNT] + (n_pending + 1) * area > N.shape[0]:
+        if info[I_EDGES] + (n_pending + 1) * area > P.shape[0] or \
+                info[I_COUNT] + 1 > N.shape[0]:
             # Room is kept for every expansion this batch may still do (cache hits and the
-            # pending leaves), so none fails: the caller grows the tree or stops.
+            # pending leaves) and for the one node a walk may add, so none fails: the caller
+            # grows the tree or stops.
             info[I_FULL] = 1
             break
         b = n_pending
@@ -387,7 +503,11 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
         node = 0
         VL[0] += 1
         while first[node] >= 0 and nchild[node] > 0 and proof[node] == 0:
-            node = _select_child(tree, node, c_puct, fpu_red, vloss, top_k, selection)
+            e = _select_edge(tree, node, c_puct, fpu_red, vloss, top_k, selection)
+            nxt = child[e]
+            if nxt < 0:
+                nxt = _new_node(tree, node, e)  # a first visit: the walk ends at this leaf
+            node = nxt
             VL[node] += 1
             c = b_meta[b, TO_MOVE]
             _play(b_stones[b], b_root[b], b_nxt[b], b_libs[b], b_legal[b], b_meta[b], nbr, zob,
@@ -451,7 +571,7 @@ def _softmax_masked(logits, legal_row, out):
 @njit(cache=True)
 def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob, root_temp):
     """Expand the n pending leaves with the network's output, cache it, back up, clear VL."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
     pri = np.empty(logits.shape[1], np.float32)
     for b in range(n):
@@ -469,8 +589,8 @@ def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob,
 
 @njit(cache=True)
 def add_root_noise(tree, noise, weight):
-    """P = (1 - weight)·P + weight·noise on the root's children (self-play exploration)."""
-    N, W, W2, VL, P, parent, first, nchild, move, proof, nnv, pending, info = tree
+    """P = (1 - weight)·P + weight·noise on the root's edges (self-play exploration)."""
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     f = first[0]
     for j in range(nchild[0]):
         P[f + j] = (1.0 - weight) * P[f + j] + weight * noise[j]
@@ -478,13 +598,12 @@ def add_root_noise(tree, noise, weight):
 
 @njit(cache=True)
 def _copy_node(src, dst, o, i):
-    sN, sW, sW2, sVL, sP, sparent, sfirst, snchild, smove, sproof, snnv, spend, sinfo = src
-    dN, dW, dW2, dVL, dP, dparent, dfirst, dnchild, dmove, dproof, dnnv, dpend, dinfo = dst
+    sN, sW, sW2, sVL, sparent, sfirst, snchild, smove, sproof, snnv, spend = src[:11]
+    dN, dW, dW2, dVL, dparent, dfirst, dnchild, dmove, dproof, dnnv, dpend = dst[:11]
     dN[i] = sN[o]
     dW[i] = sW[o]
     dW2[i] = sW2[o]
     dVL[i] = 0
-    dP[i] = sP[o]
     dnchild[i] = snchild[o]
     dmove[i] = smove[o]
     dproof[i] = sproof[o]
@@ -494,17 +613,21 @@ def _copy_node(src, dst, o, i):
 
 
 @njit(cache=True)
-def reroot(src, dst, child):
-    """Copy the subtree under ``child`` of src into dst (reset beforehand) with child as root."""
-    sN, sW, sW2, sVL, sP, sparent, sfirst, snchild, smove, sproof, snnv, spend, sinfo = src
-    dN, dW, dW2, dVL, dP, dparent, dfirst, dnchild, dmove, dproof, dnnv, dpend, dinfo = dst
+def reroot(src, dst, root):
+    """Copy the subtree under node ``root`` of src into dst (reset beforehand, with room for
+    src's nodes and edges), ``root`` becoming node 0. Nodes and edges are renumbered densely."""
+    sN, sW, sW2, sVL, sparent, sfirst, snchild, smove, sproof, snnv, spend, sP, semove, \
+        schild, sinfo = src
+    dN, dW, dW2, dVL, dparent, dfirst, dnchild, dmove, dproof, dnnv, dpend, dP, demove, \
+        dchild, dinfo = dst
     queue_old = np.empty(sinfo[I_COUNT], np.int64)
     queue_new = np.empty(sinfo[I_COUNT], np.int64)
-    _copy_node(src, dst, child, 0)
+    _copy_node(src, dst, root, 0)
     dparent[0] = -1
     count = 1
+    edges = 0
     head, tail = 0, 0
-    queue_old[tail] = child
+    queue_old[tail] = root
     queue_new[tail] = 0
     tail += 1
     while head < tail:
@@ -513,30 +636,43 @@ def reroot(src, dst, child):
         f = sfirst[o]
         if f == UNEXPANDED:
             continue
-        dfirst[i] = count if snchild[o] > 0 else 0
-        for j in range(snchild[o]):
-            _copy_node(src, dst, f + j, count + j)
-            dparent[count + j] = i
-            queue_old[tail] = f + j
-            queue_new[tail] = count + j
-            tail += 1
-        count += snchild[o]
+        k = snchild[o]
+        dfirst[i] = edges if k > 0 else 0
+        for j in range(k):
+            e = edges + j
+            dP[e] = sP[f + j]
+            demove[e] = semove[f + j]
+            c = schild[f + j]
+            if c >= 0:
+                _copy_node(src, dst, c, count)
+                dparent[count] = i
+                dchild[e] = count
+                queue_old[tail] = c
+                queue_new[tail] = count
+                tail += 1
+                count += 1
+            else:
+                dchild[e] = -1
+        edges += k
     dinfo[I_COUNT] = count
+    dinfo[I_EDGES] = edges
     dinfo[I_FULL] = 0
 
 
 def principal_variation(tree: Tree, node: int = 0, max_len: int = 20) -> list[int]:
     """The expected line after ``node``: a proven win where there is one, else the most visited
     child, until an unvisited leaf."""
-    t = tree
     pv: list[int] = []
-    while len(pv) < max_len and t.first[node] >= 0 and t.nchild[node] > 0:
-        f, n = int(t.first[node]), int(t.nchild[node])
-        wins = np.flatnonzero(t.proof[f:f + n] == -1)
-        node = f + (int(wins[0]) if wins.size else int(np.argmax(t.N[f:f + n])))
-        if t.N[node] == 0 and not wins.size:
+    while len(pv) < max_len:
+        kids = tree.children(node)
+        if len(kids) == 0:
             break
-        pv.append(int(t.move[node]))
+        wins = np.flatnonzero(kids.proof == -1)
+        k = int(wins[0]) if wins.size else int(np.argmax(kids.N))
+        if kids.node[k] < 0 or (kids.N[k] == 0 and not wins.size):
+            break
+        pv.append(int(kids.move[k]))
+        node = int(kids.node[k])
     return pv
 
 

@@ -100,7 +100,7 @@ class Searcher:
         self.geo = geometry(size)
         self.rng = np.random.default_rng(seed)
         cfg = self.config
-        self.tree = Tree(cfg.max_nodes)
+        self.tree = Tree(cfg.max_tree_mb << 20)
         self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
         self.cache = EvalCache(self.geo.area, cfg.cache_entries)
         self.buffers = mcts.batch_buffers(cfg.batch_size, self.geo.area, self.geo.words, size)
@@ -143,16 +143,15 @@ class Searcher:
 
     def _descend(self, p: int) -> bool:
         t = self.tree
-        f, n = int(t.first[0]), int(t.nchild[0])
-        if f < 0 or n == 0:
-            return False
-        hits = np.flatnonzero(t.move[f:f + n] == p)
+        kids = t.children(0)
+        hits = np.flatnonzero((kids.move == p) & (kids.node >= 0))
         if hits.size == 0:
-            return False
-        if self._spare is None or self._spare.capacity < t.nodes:
-            self._spare = Tree(self.config.max_nodes, capacity=t.nodes)
-        self._spare.reset()
-        mcts.reroot(t.arrays(), self._spare.arrays(), f + int(hits[0]))
+            return False  # never visited: nothing to keep
+        spare = self._spare
+        if spare is None or spare.node_capacity < t.nodes or spare.edge_capacity < t.edges:
+            spare = self._spare = Tree(t.max_bytes, nodes=t.nodes, edges=t.edges)
+        spare.reset()
+        mcts.reroot(t.arrays(), spare.arrays(), int(kids.node[hits[0]]))
         self.tree, self._spare = self._spare, t
         self._noise_applied = False
         return True
@@ -161,9 +160,9 @@ class Searcher:
     def _step(self, board: Board) -> tuple[int, int]:
         """One batch: select, evaluate, expand and back up. Returns (playouts, nn evals)."""
         leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
-        t = self.tree
-        if t.capacity - t.nodes < (len(leaves) + 1) * self.geo.area:
-            t.grow()  # grow before the batch, so expansions only fail at the memory bound
+        # Grow before the batch, so expansions only fail at the memory bound.
+        self.tree.grow(nodes_needed=len(leaves) + 1,
+                       edges_needed=(len(leaves) + 1) * self.geo.area)
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
@@ -238,7 +237,9 @@ class Searcher:
             if stop is not None and stop.is_set():
                 reason = "interrupted"
                 break
-            if t.info[mcts.I_FULL] and not t.grow():
+            if t.info[mcts.I_FULL] and not t.grow(
+                    nodes_needed=len(self.buffers[0]) + 1,
+                    edges_needed=(len(self.buffers[0]) + 1) * self.geo.area):
                 # At the memory bound more playouts could not expand anything: bank the time.
                 reason = "tree full"
                 break
@@ -255,13 +256,14 @@ class Searcher:
     def _mark_solved(self) -> None:
         """Let the solver's per-move results flow into the tree (MCTS-solver proofs)."""
         t = self.tree
-        f, n = int(t.first[0]), int(t.nchild[0])
-        if f < 0:
+        if t.first[0] < 0:
             return
-        for i in range(f, f + n):
-            r = self._solved.get(int(t.move[i]))
+        for k, m in enumerate(t.emove[t.first[0]:t.first[0] + t.nchild[0]]):
+            r = self._solved.get(int(m))
             if r is not None:
-                t.proof[i] = -r  # a child's proof is for ITS side to move
+                c = t.child_node(0, k)
+                if c >= 0:
+                    t.proof[c] = -r  # a child's proof is for ITS side to move
         self._solved = {}
 
     def _solver_result(self, board: Board, solved, seconds: float) -> SearchResult:
@@ -276,25 +278,26 @@ class Searcher:
 
     def _progress(self, elapsed: float, playouts: int) -> SearchProgress:
         t = self.tree
-        f, n = int(t.first[0]), int(t.nchild[0])
-        visits = t.N[f:f + n]
+        kids = t.children(0)
+        n = len(kids)
+        visits = kids.N
         order = np.argsort(-visits)
         best = int(order[0]) if n else 0
         second = int(visits[order[1]]) if n > 1 else 0
-        q = np.where(visits > 0, t.W[f:f + n] / np.maximum(visits, 1), -2.0)
+        q = np.where(visits > 0, kids.W / np.maximum(visits, 1), -2.0)
         root_value = -float(t.W[0]) / t.N[0] if t.N[0] else 0.0
         return SearchProgress(elapsed, playouts, int(t.N[0]), int(visits[best]) if n else 0,
                               second, bool(n == 0 or int(np.argmax(q)) == best), root_value)
 
     # -- results -------------------------------------------------------------------------------
     def children(self) -> list[ChildStats]:
-        t = self.tree
-        f, n = int(t.first[0]), int(t.nchild[0])
+        kids = self.tree.children(0)
         out = []
-        for i in range(f, f + n) if f >= 0 else ():
-            visits = int(t.N[i])
-            q = float(t.W[i]) / visits if visits else float("nan")
-            out.append(ChildStats(int(t.move[i]), visits, q, float(t.P[i]), -int(t.proof[i])))
+        for k in range(len(kids)):
+            visits = int(kids.N[k])
+            q = float(kids.W[k]) / visits if visits else float("nan")
+            out.append(ChildStats(int(kids.move[k]), visits, q, float(kids.prior[k]),
+                                  -int(kids.proof[k])))
         return out
 
     def principal_variation(self, max_len: int = 20) -> list[int]:
@@ -360,6 +363,13 @@ class MCTSAgent:
         if self._searcher is None or self._searcher.size != size:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)
         return self._searcher
+
+    def set_c_puct(self, value: float) -> None:
+        """Change the exploration constant for this and later searches (the current tree
+        is kept)."""
+        self.config.c_puct = value
+        if self._searcher is not None:
+            self._searcher.cfg_f[0] = value  # the kernels read this copy
 
     def plan(self, seconds=None):
         """Search limits and the time manager's stop hook for ``seconds``: a number (a fixed

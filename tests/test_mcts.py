@@ -33,26 +33,37 @@ class CountingEvaluator(UniformEvaluator):
 
 
 def small_config(**kw):
-    base = dict(batch_size=8, max_nodes=200_000, cache_entries=1 << 12, use_solver=False)
+    base = dict(batch_size=8, max_tree_mb=16, cache_entries=1 << 12, use_solver=False)
     base.update(kw)
     return SearchConfig(**base)
 
 
 def assert_tree_consistent(searcher):
     t = searcher.tree
-    n = t.nodes
+    n, e = t.nodes, t.edges
     assert t.VL[:n].sum() == 0, "virtual loss left behind"
     assert not t.pending[:n].any(), "pending leaf left behind"
     full = bool(t.info[1])
+    owner = np.full(n, -1)
     for node in range(n):
         f, k = t.first[node], t.nchild[node]
-        if f > 0 and k > 0:
-            assert np.all(t.parent[f:f + k] == node)
+        if f >= 0 and k > 0:
+            assert f + k <= e
             assert abs(t.P[f:f + k].sum() - 1.0) < 1e-3
+            if node > 0:  # (root noise is added after the root's edges were sorted)
+                assert np.all(np.diff(t.P[f:f + k]) <= 1e-7), "edges not in prior order"
+            kids = t.child[f:f + k]
+            for j, c in enumerate(kids):
+                if c >= 0:
+                    assert t.parent[c] == node and t.move[c] == t.emove[f + j]
+                    assert owner[c] == -1, "a node reached by two edges"
+                    owner[c] = node
             # Every visit of an unproven node went on to one child, except the visit that
             # expanded it (proven nodes and a full tree value nodes without descending).
             if t.proof[node] == 0 and not full:
-                assert t.N[node] == t.N[f:f + k].sum() + 1
+                assert t.N[node] == t.N[kids[kids >= 0]].sum() + 1
+    # Every node but the root hangs under exactly one edge of its parent.
+    assert np.all(owner[1:] == t.parent[1:n])
 
 
 def test_search_uniform_is_consistent_and_counts_playouts():
@@ -160,10 +171,28 @@ def test_reuse_resets_on_unrelated_position():
 
 
 def test_memory_bound_is_respected():
-    s = Searcher(UniformEvaluator(), 9, small_config(max_nodes=5000))
-    r = s.search(Board(9), SearchLimits(playouts=20_000, seconds=20))
-    assert s.tree.nodes <= 5000
+    s = Searcher(UniformEvaluator(), 9, small_config(max_tree_mb=1))
+    b = Board(9)
+    r = s.search(b, SearchLimits(playouts=100_000, seconds=20))
+    assert r.reason == "tree full" and s.tree.nbytes() <= 1 << 20
+    assert s.tree.used_bytes() > (1 << 20) * 0.7  # it did use most of the bound
     assert Board(9).is_legal(r.move)
+    assert_tree_consistent(s)
+    b.play(r.move)  # reuse copies the subtree into the spare tree, also within the bound
+    r2 = s.search(b, SearchLimits(playouts=2_000))
+    assert s.tree.nbytes() <= 1 << 20 and b.is_legal(r2.move)
+    assert_tree_consistent(s)
+
+
+def test_children_are_allocated_lazily():
+    """Only visited moves get a node: a 9x9 search stores far fewer nodes than legal moves of
+    expanded positions (edges), and the bytes per playout stay well under one node per edge."""
+    s = Searcher(UniformEvaluator(), 9, small_config())
+    r = s.search(Board(9), SearchLimits(playouts=4000))
+    t = s.tree
+    assert t.nodes <= r.playouts + 1
+    assert t.edges > 20 * t.nodes
+    assert t.used_bytes() < 0.4 * t.edges * (t.NODE_BYTES + t.EDGE_BYTES)
     assert_tree_consistent(s)
 
 

@@ -53,7 +53,7 @@ def games(tmp_path_factory):
     """Three 5x5 self-play games with the uniform evaluator, written as shards."""
     folder = tmp_path_factory.mktemp("shards")
     sp = SelfPlayConfig(playouts=16, fast_playouts=4, full_search_fraction=0.5, batch_size=4,
-                        max_nodes=20_000, use_solver=False, temperature_moves=3)
+                        max_tree_mb=1, use_solver=False, temperature_moves=3)
     searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=3)
     rng = np.random.default_rng(3)
     out = []
@@ -186,3 +186,33 @@ def test_final_outcome_matches_the_bootstrap_kernel():
         w2, m2, own2 = bt.final_outcome(b)
         assert (w2, m2) == (winner, margin)
         np.testing.assert_array_equal(own2, own)
+
+
+def test_ladder_round_robin_accounts_every_game_and_rates_players(tmp_path):
+    """`nogobot train ladder`: every pairing plays its games, the Elo is anchored on the first
+    player and follows the results, and the table lists players by Elo."""
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+    from nogobot.train.match import run_ladder
+
+    res = run_ladder([("r1", "random"), ("g", "greedy"), ("r2", "random")], games=6, size=7,
+                     seed=3)
+    assert len(res.matches) == 3
+    assert np.all((res.wins + res.wins.T)[~np.eye(3, dtype=bool)] == 6)
+    assert res.ratings.elo["r1"] == 0.0
+    elo = res.ratings.elo
+    scores = res.wins.sum(axis=1)  # equal schedules: more wins means a higher rating
+    for i, j in [(0, 1), (0, 2), (1, 2)]:
+        a, b = res.labels[i], res.labels[j]
+        assert np.sign(elo[a] - elo[b]) == np.sign(scores[i] - scores[j])
+    table = res.table().splitlines()
+    best = res.labels[int(np.argmax(scores))]
+    assert table[2].startswith(f"| {best} |") and "(anchor)" in "".join(table)
+    out = tmp_path / "ladder.json"
+    r = CliRunner().invoke(main, ["train", "ladder", "random", "greedy", "--games", "2",
+                                  "--size", "7", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "| greedy |" in r.output and out.exists()
+    r = CliRunner().invoke(main, ["train", "ladder", "x=missing.onnx", "greedy"])
+    assert r.exit_code != 0 and "missing.onnx: no such model file" in r.output

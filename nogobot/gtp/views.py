@@ -149,38 +149,40 @@ def tree_candidates(searcher, result) -> list[Candidate]:
     leaves no tree), best first: proven wins, then by visits, then by prior; proven losses last.
     Includes moves without visits; callers pick what to show."""
     t = searcher.tree
-    f, n = int(t.first[0]), int(t.nchild[0])
+    kids = t.children(0)
     out: list[Candidate] = []
-    if result.visits == 0 or f < 0 or n == 0:
+    if result.visits == 0 or len(kids) == 0:
         for c in result.children:  # the solver's verdicts (or nothing)
             wr = 1.0 if c.proof > 0 else 0.0 if c.proof < 0 else 0.5 * (c.q + 1.0)
             out.append(Candidate(c.move, c.visits, wr, c.prior, wr if c.proof else 0.0,
                                  c.proof, [c.move]))
     else:
         root_wr = result.winrate
-        for i in range(f, f + n):
-            visits = int(t.N[i])
-            proof = -int(t.proof[i])
+        for k in range(len(kids)):
+            visits = int(kids.N[k])
+            proof = -int(kids.proof[k])
             if proof:
                 wr = lcb = 1.0 if proof > 0 else 0.0
             elif visits:
-                q = float(t.W[i]) / visits
+                q = float(kids.W[k]) / visits
                 wr = 0.5 * (q + 1.0)
-                var = max(float(t.W2[i]) / visits - q * q, 0.0) / 4.0  # winrate scale
+                var = max(float(kids.W2[k]) / visits - q * q, 0.0) / 4.0  # winrate scale
                 lcb = max(wr - 1.96 * math.sqrt(var / visits), 0.0) if visits > 1 else 0.0
             else:
                 wr, lcb = root_wr, 0.0
-            out.append(Candidate(int(t.move[i]), visits, min(max(wr, 0.0), 1.0),
-                                 float(t.P[i]), min(lcb, 1.0), proof, _pv_from(t, i)))
+            move = int(kids.move[k])
+            pv = [move] + (_pv_after(t, int(kids.node[k])) if kids.node[k] >= 0 else [])
+            out.append(Candidate(move, visits, min(max(wr, 0.0), 1.0),
+                                 float(kids.prior[k]), min(lcb, 1.0), proof, pv))
     out.sort(key=lambda c: (-(c.proof + 1), -c.visits, -c.prior))
     return out
 
 
-def _pv_from(t, node: int) -> list[int]:
-    """The line starting with ``node``'s move (then as ``mcts.principal_variation``)."""
+def _pv_after(t, node: int) -> list[int]:
+    """The line after ``node``'s move (``mcts.principal_variation``), at most PV_LENGTH - 1."""
     from ..mcts import principal_variation  # not at start-up: the referee copy never needs it
 
-    return [int(t.move[node])] + principal_variation(t, node, PV_LENGTH - 1)
+    return principal_variation(t, node, PV_LENGTH - 1)
 
 
 def shown(cands: list[Candidate], minmoves: int = 0, maxmoves: int = 0) -> list[Candidate]:

@@ -68,7 +68,7 @@ class SelfPlayConfig:
     root_policy_temp: float = 1.03
     c_puct: float = 1.1
     batch_size: int = 8  # leaves per network call
-    max_nodes: int = 300_000
+    max_tree_mb: int = 16  # memory bound of each game's search tree
     use_solver: bool = True
 
 
@@ -153,7 +153,7 @@ _CHECKS: dict[str, tuple] = {
     "selfplay.root_policy_temp": (lambda v: v > 0, "a number > 0"),
     "selfplay.c_puct": (lambda v: v > 0, "a number > 0"),
     "selfplay.batch_size": (lambda v: 1 <= v <= 1024, "an integer in 1..1024"),
-    "selfplay.max_nodes": (lambda v: v >= 10_000, "an integer >= 10000"),
+    "selfplay.max_tree_mb": (lambda v: v >= 1, "an integer >= 1 (MB)"),
     "replay.window_games": (lambda v: v >= 1, "an integer >= 1"),
     "training.optimizer": (lambda v: v in ("sgd", "adamw"), "'sgd' or 'adamw'"),
     "training.lr": (lambda v: v > 0, "a number > 0"),

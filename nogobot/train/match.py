@@ -1,9 +1,11 @@
 """In-process matches for gating and quick evaluation: two players, a referee board, Elo.
 
 Why in-process and not ``nogobot tournament``: the tournament harness talks to engines through
-GTP subprocesses, and ``nogobot gtp`` cannot load a chosen network yet; gating also runs every
-generation on a shared 2-core machine, where two single-threaded searches in one process cost
-no start-up at all. The referee is ``nogobot.board`` (the only owner of the rules): a player
+GTP subprocesses and clocks; gating runs every generation on a shared 2-core machine, where two
+single-threaded searches at fixed playouts in one process cost no start-up at all and do not
+depend on the machine's load. ``run_ladder`` (``nogobot train ladder``) plays a round robin of
+several players this way, spread over worker processes, and fits Bradley–Terry Elo
+(``nogobot.tournament.elo``): the ablation table of the README comes from it. The referee is ``nogobot.board`` (the only owner of the rules): a player
 whose move is illegal loses the game at once.
 
 Players: ``NetPlayer`` (the batched MCTS with a fixed playout count, no noise; the first
@@ -34,7 +36,7 @@ class NetPlayer:
         dev = "cpu" if device == "cpu" else "auto"
         self.evaluator = OnnxEvaluator(model, device=dev, threads=threads)
         self.searcher = Searcher(self.evaluator, size,
-                                 SearchConfig(batch_size=8, max_nodes=300_000,
+                                 SearchConfig(batch_size=8, max_tree_mb=16,
                                               cache_entries=1 << 14, use_solver=use_solver),
                                  seed=seed)
         self.playouts = playouts
@@ -171,3 +173,76 @@ def make_player(spec: str, size: int, playouts: int, temperature_moves: int, see
     player = AgentPlayer(name, seed=seed, **options)
     player.name = spec
     return player
+
+
+@dataclass
+class LadderResult:
+    labels: list[str]
+    specs: list[str]
+    wins: np.ndarray  # wins[i, j] = games i won against j
+    matches: list[MatchResult]
+    ratings: object  # nogobot.tournament.elo.Ratings, anchored on the first player
+
+    def table(self) -> str:
+        """A Markdown table: player, games, score, Elo relative to the first player ± 95%."""
+        r = self.ratings
+        rows = ["| player | spec | games | score | Elo (vs first) |", "|---|---|---|---|---|"]
+        order = sorted(range(len(self.labels)), key=lambda i: -r.elo[self.labels[i]])
+        for i in order:
+            name = self.labels[i]
+            won, played = self.wins[i].sum(), (self.wins[i] + self.wins[:, i]).sum()
+            ci = f" ± {r.ci95[name]:.0f}" if i else " (anchor)"
+            rows.append(f"| {name} | `{self.specs[i]}` | {int(played)} | {int(won)}-"
+                        f"{int(played - won)} ({100 * won / max(played, 1):.0f}%) | "
+                        f"{r.elo[name]:+.0f}{ci} |")
+        return "\n".join(rows)
+
+
+def _ladder_job(job) -> MatchResult:
+    """One pairing of a ladder, in a worker process (players are built there)."""
+    i, j, spec_i, spec_j, games, size, playouts, temperature_moves, seed = job
+    a = make_player(spec_i, size, playouts, temperature_moves, seed)
+    b = make_player(spec_j, size, playouts, temperature_moves, seed + 1)
+    res = play_match(a, b, games, size)
+    res.a, res.b = str(i), str(j)
+    return res
+
+
+def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playouts: int = 200,
+               temperature_moves: int = 4, seed: int = 0, workers: int = 1,
+               progress=None) -> LadderResult:
+    """Round robin: every pair of ``entries`` ((label, player spec) as for ``make_player``)
+    plays ``games`` games, colours alternating; pairings run in ``workers`` processes."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing as mp
+
+    from ..tournament.elo import bradley_terry
+
+    labels = [label for label, _ in entries]
+    specs = [spec for _, spec in entries]
+    if len(set(labels)) != len(labels) or len(labels) < 2:
+        raise ValueError("a ladder needs at least two players with distinct labels")
+    jobs = [(i, j, specs[i], specs[j], games, size, playouts, temperature_moves,
+             seed + 1000 * (i * len(specs) + j))
+            for i in range(len(specs)) for j in range(i + 1, len(specs))]
+    wins = np.zeros((len(specs), len(specs)))
+    matches = []
+
+    def record(res: MatchResult) -> None:
+        i, j = int(res.a), int(res.b)
+        wins[i, j] += res.wins
+        wins[j, i] += res.losses
+        res.a, res.b = labels[i], labels[j]
+        matches.append(res)
+        if progress is not None:
+            progress(res)
+
+    if workers <= 1:
+        for job in jobs:
+            record(_ladder_job(job))
+    else:
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            for fut in as_completed([pool.submit(_ladder_job, job) for job in jobs]):
+                record(fut.result())
+    ratings = bradley_terry(labels, wins, anchor=labels[0])
+    return LadderResult(labels, specs, wins, matches, ratings)

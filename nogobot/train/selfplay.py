@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import sgf
+from ..atomicio import write_atomic
 from ..board import Board
 from ..features import board_planes
 from ..mcts import SearchConfig
@@ -59,7 +60,7 @@ class GameData:
 
 
 def search_config(sp: SelfPlayConfig) -> SearchConfig:
-    return SearchConfig(c_puct=sp.c_puct, batch_size=sp.batch_size, max_nodes=sp.max_nodes,
+    return SearchConfig(c_puct=sp.c_puct, batch_size=sp.batch_size, max_tree_mb=sp.max_tree_mb,
                         cache_entries=1 << 14, dirichlet_alpha_81=sp.dirichlet_alpha_81,
                         dirichlet_weight=sp.dirichlet_weight,
                         root_policy_temp=sp.root_policy_temp, use_solver=sp.use_solver)
@@ -157,28 +158,19 @@ def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
 # --------------------------------------------------------------------------------------------
 
 
-def atomic_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def write_shard(stem: Path, game: GameData, extra: dict | None = None) -> Path:
     """Write ``stem``.sgf then ``stem``.npz atomically; returns the .npz path."""
     import io
 
     stem.parent.mkdir(parents=True, exist_ok=True)
-    atomic_bytes(stem.with_suffix(".sgf"), game.sgf_text.encode("utf-8"))
+    write_atomic(stem.with_suffix(".sgf"), game.sgf_text)
     buf = io.BytesIO()
     arrays = dict(game.arrays)
     for k, v in (extra or {}).items():
         arrays[k] = np.array(v)
     np.savez_compressed(buf, **arrays)
     path = stem.with_suffix(".npz")
-    atomic_bytes(path, buf.getvalue())
+    write_atomic(path, buf.getvalue())
     return path
 
 
