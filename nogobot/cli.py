@@ -129,8 +129,9 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
         from .mcts import SearchConfig
 
         evaluator = load_evaluator(model_path, device="cpu", threads=threads)
-        # Botzone may cap memory at 256 MB: a 48 MB tree holds ~100k playouts, ample for 1 s.
-        return MCTSAgent(evaluator, config=SearchConfig(max_tree_mb=48),
+        # Botzone may cap memory at 256 MB, and the numba kernels plus onnxruntime alone take
+        # ~200 MB: a 48 MB tree (~80k playouts) and a 5 MB evaluation cache are ample for 1 s.
+        return MCTSAgent(evaluator, config=SearchConfig(max_tree_mb=48, cache_entries=1 << 14),
                          playouts=playouts, seed=seed, log=None if quiet else sys.stderr)
 
     raise SystemExit(serve_botzone(agent_factory, move_time=move_time, margin=margin,
