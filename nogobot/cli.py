@@ -295,7 +295,10 @@ def train_ladder_cmd(players, games, playouts, size, opening_temperature_moves, 
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--solver/--no-solver", default=True, show_default=True,
               help="Exact endgame solver in the search (slow on tiny boards).")
-def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver) -> None:
+@click.option("--concurrent-games", default=1, show_default=True, type=click.IntRange(1, 4096),
+              help="Games per worker that share each network call (GPU: 64-256).")
+def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
+                 concurrent_games) -> None:
     """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
     from pathlib import Path
 
@@ -305,7 +308,8 @@ def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver) -> No
     from .train.selfplay import generate_games
 
     model = model or str(default_model_path())
-    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False, use_solver=solver)
+    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False, use_solver=solver,
+                        concurrent_games=concurrent_games)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     existing = sorted(out_dir.glob("g*.npz"))

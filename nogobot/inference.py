@@ -65,6 +65,10 @@ class Evaluation(NamedTuple):
     dominion: np.ndarray  # [B, H, W] in [-1, 1]
     score: np.ndarray  # [B] in [-5, 5]
 
+    def slice(self, start: int, stop: int) -> "Evaluation":
+        """Rows start..stop of every output (one game's share of a shared batch)."""
+        return Evaluation(*(a[start:stop] for a in self))
+
 
 def priors(policy_logits: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     """Softmax of the logits over legal points only ([P] or [B, P]); rows with no legal point

@@ -157,8 +157,9 @@ class Searcher:
         return True
 
     # -- search --------------------------------------------------------------------------------
-    def _step(self, board: Board) -> tuple[int, int]:
-        """One batch: select, evaluate, expand and back up. Returns (playouts, nn evals)."""
+    def _step(self, board: Board):
+        """One batch (a generator): select leaves, ``yield`` their planes and receive the
+        network's ``Evaluation``, expand and back up. Returns (playouts, nn evals)."""
         leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
         # Grow before the batch, so expansions only fail at the memory bound.
         self.tree.grow(nodes_needed=len(leaves) + 1,
@@ -167,7 +168,7 @@ class Searcher:
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
         if n > 0:
-            ev = self.evaluator.evaluate(planes[:n])
+            ev = yield planes[:n]
             mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves, blg, bm,
                                    np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
                                    np.ascontiguousarray(ev.value, dtype=np.float32),
@@ -193,6 +194,18 @@ class Searcher:
                progress_interval: float = 0.5) -> SearchResult:
         """Search ``board`` (to move: board.to_move) until a limit, the stop event, the hook, or
         a proof ends it."""
+        return run_with(self.evaluator, self.search_steps(board, limits, stop, should_stop,
+                                                          on_progress, progress_interval))
+
+    def search_steps(self, board: Board, limits: SearchLimits,
+                     stop: threading.Event | None = None,
+                     should_stop: Callable[[SearchProgress], str | None] | None = None,
+                     on_progress: Callable[[SearchResult], None] | None = None,
+                     progress_interval: float = 0.5):
+        """``search`` as a generator that does not call the network itself: it yields each
+        batch of input planes and expects the ``Evaluation`` to be sent back; it returns the
+        ``SearchResult``. Self-play drives many of these at once so that one network call
+        serves the leaves of many games (``selfplay.play_games_batched``)."""
         if board.size != self.size:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
@@ -213,7 +226,7 @@ class Searcher:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
         t = self.tree
         while True:
-            did, nn = self._step(board)
+            did, nn = yield from self._step(board)
             t = self.tree
             playouts += did
             evals += nn
@@ -335,6 +348,16 @@ class Searcher:
     def pick(self, board: Board, result: SearchResult, temperature: float) -> int:
         """Re-pick a move from the current tree with a visit temperature (self-play)."""
         return self._choose(board, self.children(), temperature)
+
+
+def run_with(evaluator, steps):
+    """Drive a ``search_steps``-style generator with ``evaluator`` until it returns."""
+    try:
+        planes = next(steps)
+        while True:
+            planes = steps.send(evaluator.evaluate(planes))
+    except StopIteration as done:
+        return done.value
 
 
 class MCTSAgent:

@@ -216,3 +216,42 @@ def test_ladder_round_robin_accounts_every_game_and_rates_players(tmp_path):
     assert "| greedy |" in r.output and out.exists()
     r = CliRunner().invoke(main, ["train", "ladder", "x=missing.onnx", "greedy"])
     assert r.exit_code != 0 and "missing.onnx: no such model file" in r.output
+
+
+class _CountingUniform(UniformEvaluator):
+    def __init__(self):
+        super().__init__()
+        self.batches = []
+
+    def evaluate(self, planes):
+        self.batches.append(len(planes))
+        return super().evaluate(planes)
+
+
+def test_concurrent_games_share_network_calls(tmp_path):
+    """selfplay.concurrent_games: the games in play send their leaves in one network call (what
+    keeps a GPU busy); every game still comes out complete and legal."""
+    from nogobot import sgf
+    from nogobot.train.selfplay import play_games_batched
+
+    def run(concurrent: int, folder):
+        sp = SelfPlayConfig(playouts=24, fast_playouts=8, batch_size=4, max_tree_mb=1,
+                            use_solver=False, temperature_moves=3, concurrent_games=concurrent)
+        ev = _CountingUniform()
+        ended = []
+        n = play_games_batched(ev, [folder / f"g{i}" for i in range(6)], 5, sp, 11, "u",
+                               lambda stem, g: (write_shard(stem, g), ended.append(g)))
+        return n, ev, ended
+
+    n1, ev1, games1 = run(1, tmp_path / "one")
+    n4, ev4, games4 = run(4, tmp_path / "four")
+    assert n1 == n4 == 6 and len(games4) == 6
+    assert max(ev1.batches) <= 4 < max(ev4.batches) <= 16
+    # Fewer, larger calls for about the same work.
+    assert len(ev4.batches) < 0.5 * len(ev1.batches)
+    for i in range(6):
+        d = load_shard(tmp_path / "four" / f"g{i}.npz")
+        plies = int(np.load(tmp_path / "four" / f"g{i}.npz")["plies"])
+        assert d["value"][-1] == 1.0 and len(d["value"]) == plies
+        rec = sgf.load(tmp_path / "four" / f"g{i}.sgf")  # every move checked by the rules
+        assert len(rec.moves) == plies

@@ -67,7 +67,8 @@ class SelfPlayConfig:
     dirichlet_alpha_81: float = 0.03  # alpha = 0.03·81/N_legal
     root_policy_temp: float = 1.03
     c_puct: float = 1.1
-    batch_size: int = 8  # leaves per network call
+    batch_size: int = 8  # leaves per game per network call
+    concurrent_games: int = 1  # games per worker sharing each network call (GPU: 64-256)
     max_tree_mb: int = 16  # memory bound of each game's search tree
     use_solver: bool = True
 
@@ -153,6 +154,7 @@ _CHECKS: dict[str, tuple] = {
     "selfplay.root_policy_temp": (lambda v: v > 0, "a number > 0"),
     "selfplay.c_puct": (lambda v: v > 0, "a number > 0"),
     "selfplay.batch_size": (lambda v: 1 <= v <= 1024, "an integer in 1..1024"),
+    "selfplay.concurrent_games": (lambda v: 1 <= v <= 4096, "an integer in 1..4096"),
     "selfplay.max_tree_mb": (lambda v: v >= 1, "an integer >= 1 (MB)"),
     "replay.window_games": (lambda v: v >= 1, "an integer >= 1"),
     "training.optimizer": (lambda v: v in ("sgd", "adamw"), "'sgd' or 'adamw'"),

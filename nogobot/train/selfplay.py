@@ -27,7 +27,10 @@ with ``policy_weight`` 0) and **policy target pruning** (KataGo: visits that PUC
 given a non-best child without exploration are removed from its target).
 
 Workers: ``generate_games`` runs in-process for one worker, otherwise in ``spawn`` processes,
-each with its own single-threaded ``OnnxEvaluator``; no torch is imported here.
+each with its own ``OnnxEvaluator``; no torch is imported here. Within a worker,
+``selfplay.concurrent_games`` games share each network call (``play_games_batched``): on a GPU
+(``--device cuda``: onnxruntime's CUDA/TensorRT providers) that turns batches of 8 leaves into
+batches of hundreds.
 """
 
 from __future__ import annotations
@@ -95,6 +98,15 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
 def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
               name: str = "nogobot") -> GameData:
     """One self-play game with ``searcher`` (a ``player.Searcher``); returns its shard data."""
+    from ..player import run_with
+
+    return run_with(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
+
+
+def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
+                    name: str = "nogobot"):
+    """``play_game`` as a generator: yields the planes of each network batch, expects the
+    ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
     from ..player import SearchLimits
     from .bootstrap import final_outcome, game_targets
 
@@ -107,7 +119,7 @@ def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
         full = (not sp.playout_cap_randomisation) or rng.random() < sp.full_search_fraction
         searcher.config.dirichlet_weight = sp.dirichlet_weight if full else 0.0
         n = sp.playouts if full else sp.fast_playouts
-        res = searcher.search(board, SearchLimits(playouts=n))
+        res = yield from searcher.search_steps(board, SearchLimits(playouts=n))
         total_playouts += res.playouts
         children = [c for c in res.children if c.visits > 0]
         target = np.zeros(area, np.float32)
@@ -197,23 +209,76 @@ def _evaluator(model: str, device: str, threads: int):
 
 
 def run_job(job: GameJob, progress=None) -> int:
-    """Play one game per stem (skipping stems whose .npz exists); returns games written."""
-    from ..player import Searcher
+    """Play one game per stem (skipping stems whose .npz exists); returns games written.
 
+    ``selfplay.concurrent_games`` games are in play at once, and one network call evaluates
+    the leaves of all of them (``play_games_batched``)."""
     evaluator = _evaluator(job.model, job.device, job.threads)
-    searcher = Searcher(evaluator, job.size, search_config(job.selfplay), seed=job.seed)
-    rng = np.random.default_rng(job.seed)
     name = Path(job.model).stem if job.model else "uniform"
-    done = 0
-    for stem in job.stems:
-        stem = Path(stem)
-        if stem.with_suffix(".npz").exists():
-            continue
-        game = play_game(searcher, job.size, job.selfplay, rng, name=name)
+    stems = [Path(s) for s in job.stems if not Path(s).with_suffix(".npz").exists()]
+
+    def finished(stem: Path, game: GameData) -> None:
         write_shard(stem, game, {"model": name, "seed": job.seed})
-        done += 1
         if progress is not None:
             progress(game)
+
+    return play_games_batched(evaluator, stems, job.size, job.selfplay, job.seed, name,
+                              finished)
+
+
+def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, seed: int,
+                       name: str, finished) -> int:
+    """Self-play a game for every stem, ``sp.concurrent_games`` at a time in this thread.
+
+    Each game is a ``play_game_steps`` generator with its own ``Searcher`` (tree, cache, rng).
+    Every round, each game in play selects one batch of leaves; their planes go to the network
+    in ONE call (up to concurrent_games × batch_size positions: what keeps a GPU busy), and
+    each game gets its slice of the result. ``finished(stem, game)`` is called as games end.
+    With concurrent_games = 1 this is exactly the sequential loop."""
+    from ..player import Searcher
+
+    slots = max(1, min(sp.concurrent_games, len(stems)))
+    searchers = [Searcher(evaluator, size, search_config(sp), seed=seed + 7919 * k)
+                 for k in range(slots)]
+    rngs = [np.random.default_rng(seed + 7919 * k) for k in range(slots)]
+    todo = list(stems)
+    active: list[tuple] = []  # (slot, stem, generator, planes it waits on)
+    free = list(range(slots))
+    done = 0
+
+    def start(slot: int) -> None:
+        """Start the next game in ``slot``, running it to its first network batch."""
+        nonlocal done
+        while todo:
+            stem = todo.pop(0)
+            gen = play_game_steps(searchers[slot], size, sp, rngs[slot], name)
+            try:
+                active.append((slot, stem, gen, next(gen)))
+                return
+            except StopIteration as end:  # a game that never needed the network
+                finished(stem, end.value)
+                done += 1
+        free.append(slot)
+
+    while free and todo:
+        start(free.pop(0))
+    while active:
+        batch = np.concatenate([a[3] for a in active]) if len(active) > 1 else active[0][3]
+        ev = evaluator.evaluate(batch)
+        still, ended, at = [], [], 0
+        for slot, stem, gen, planes in active:
+            n = len(planes)
+            part = ev.slice(at, at + n)
+            at += n
+            try:
+                still.append((slot, stem, gen, gen.send(part)))
+            except StopIteration as end:
+                finished(stem, end.value)
+                done += 1
+                ended.append(slot)
+        active = still
+        for slot in ended:
+            start(slot)
     return done
 
 
