@@ -205,3 +205,37 @@ def test_export_command(tmp_path):
     assert "parity" in res.output and out.is_file() and out.with_suffix(".yaml").is_file()
     bad = CliRunner().invoke(main, ["export", str(ckpt), "-o", str(out), "--tol", "-1"])
     assert bad.exit_code != 0 and "refusing" in bad.output
+
+
+def test_torch_self_play_evaluator_matches_its_onnx_and_refuses_another(tmp_path):
+    """GPU self-play without onnxruntime-CUDA runs the torch checkpoint (train/torch_eval.py);
+    it must be the same net as the ONNX file self-play was given. Checked here on the CPU."""
+    from nogobot.train.torch_eval import TorchEvaluator, self_play_evaluator
+
+    net, other = tiny_net(5), tiny_net(6)
+    save_checkpoint(tmp_path / "best.pt", net)
+    save_checkpoint(tmp_path / "other.pt", other)
+    export_net(net, tmp_path / "best.onnx", training={"board_sizes": [9], "games": 0})
+    ev = TorchEvaluator(tmp_path / "best.pt", "cpu", onnx_reference=tmp_path / "best.onnx")
+    planes = boards_planes(random_positions(9, 4, np.random.default_rng(2)))
+    ref = OnnxEvaluator(tmp_path / "best.onnx", device="cpu", threads=1).evaluate(planes)
+    for a, b in zip(ref, ev.evaluate(planes)):
+        assert a.shape == b.shape and np.max(np.abs(a - b)) <= 1e-4
+    with pytest.raises(ValueError, match="other.pt does not hold the net of .*best.onnx"):
+        TorchEvaluator(tmp_path / "other.pt", "cpu", onnx_reference=tmp_path / "best.onnx")
+    # Without a GPU the worker falls back to onnxruntime (never a wrong net, never a crash).
+    if not torch.cuda.is_available():
+        chosen = self_play_evaluator(str(tmp_path / "best.onnx"), "cuda", 1,
+                                     str(tmp_path / "best.pt"))
+        assert isinstance(chosen, OnnxEvaluator)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_torch_self_play_evaluator_on_cuda(tmp_path):
+    net = tiny_net(7)
+    save_checkpoint(tmp_path / "best.pt", net)
+    export_net(net, tmp_path / "best.onnx", training={"board_sizes": [9], "games": 0})
+    from nogobot.train.torch_eval import TorchEvaluator
+
+    ev = TorchEvaluator(tmp_path / "best.pt", "cuda", onnx_reference=tmp_path / "best.onnx")
+    assert "torch cuda" in ev.describe()

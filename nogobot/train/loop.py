@@ -203,6 +203,7 @@ class TrainingRun:
                       "games_total": 0, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                       "seconds": 0.0, "from_games": info or None}
         best = self.export(0, 0)
+        write_atomic(self.dir / "ckpt" / "best.pt", self.ckpt(0).read_bytes())
         self.state["best"] = str(best.relative_to(self.dir))
         self.save_state()
         log(f"initialised {self.dir}: stage 0 {cfg.network.stages[0].blocks}x"
@@ -244,7 +245,8 @@ class TrainingRun:
         bar(have)
         seed = int(np.random.SeedSequence([cfg.seed, g, have]).generate_state(1)[0] % 2**31)
         generate_games(str(self.dir / self.state["best"]), stems, cfg.board_size, sp, seed,
-                       workers=self.workers, device=self.device, progress=bar)
+                       workers=self.workers, device=self.device, progress=bar,
+                       checkpoint=str(self.dir / "ckpt" / "best.pt"))
         bar.close()
         plies, black = [], []
         for s in stems:

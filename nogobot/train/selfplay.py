@@ -27,7 +27,8 @@ with ``policy_weight`` 0) and **policy target pruning** (KataGo: visits that PUC
 given a non-best child without exploration are removed from its target).
 
 Workers: ``generate_games`` runs in-process for one worker, otherwise in ``spawn`` processes,
-each with its own ``OnnxEvaluator``; no torch is imported here. Within a worker,
+each with its own ``OnnxEvaluator``; torch is imported only for GPU self-play when onnxruntime
+has no CUDA (``torch_eval``). Within a worker,
 ``selfplay.concurrent_games`` games share each network call (``play_games_batched``): on a GPU
 (``--device cuda``: onnxruntime's CUDA/TensorRT providers) that turns batches of 8 leaves into
 batches of hundreds.
@@ -197,15 +198,19 @@ class GameJob:
     seed: int
     device: str = "cpu"
     threads: int = 1
+    checkpoint: str = ""  # torch weights of ``model``: GPU self-play when onnxruntime lacks CUDA
 
 
-def _evaluator(model: str, device: str, threads: int):
+def _evaluator(model: str, device: str, threads: int, checkpoint: str = ""):
     from ..inference import OnnxEvaluator, UniformEvaluator
 
     if not model:
         return UniformEvaluator()
-    dev = "cpu" if device == "cpu" else "auto"
-    return OnnxEvaluator(model, device=dev, threads=threads)
+    if device == "cpu":
+        return OnnxEvaluator(model, device="cpu", threads=threads)
+    from .torch_eval import self_play_evaluator  # torch only when a GPU is wanted
+
+    return self_play_evaluator(model, device, threads, checkpoint)
 
 
 def run_job(job: GameJob, progress=None) -> int:
@@ -213,7 +218,7 @@ def run_job(job: GameJob, progress=None) -> int:
 
     ``selfplay.concurrent_games`` games are in play at once, and one network call evaluates
     the leaves of all of them (``play_games_batched``)."""
-    evaluator = _evaluator(job.model, job.device, job.threads)
+    evaluator = _evaluator(job.model, job.device, job.threads, job.checkpoint)
     name = Path(job.model).stem if job.model else "uniform"
     stems = [Path(s) for s in job.stems if not Path(s).with_suffix(".npz").exists()]
 
@@ -288,7 +293,8 @@ def _worker(job: GameJob) -> int:
 
 
 def generate_games(model: str, stems: list, size: int, sp: SelfPlayConfig, seed: int,
-                   workers: int = 1, device: str = "cpu", progress=None) -> int:
+                   workers: int = 1, device: str = "cpu", progress=None,
+                   checkpoint: str = "") -> int:
     """Fill every missing shard in ``stems`` with a self-play game of ``model``.
 
     ``progress(n_done_now)`` is called as games finish (from the parent process). Each worker
@@ -298,11 +304,11 @@ def generate_games(model: str, stems: list, size: int, sp: SelfPlayConfig, seed:
         return 0
     workers = max(1, min(workers, len(stems)))
     if workers == 1:
-        return run_job(GameJob(model, size, sp, stems, seed, device),
+        return run_job(GameJob(model, size, sp, stems, seed, device, checkpoint=checkpoint),
                        progress=(lambda g: progress(1)) if progress else None)
     ctx = mp.get_context("spawn")
-    jobs = [GameJob(model, size, sp, stems[i::workers], seed * 1000 + i, device)
-            for i in range(workers)]
+    jobs = [GameJob(model, size, sp, stems[i::workers], seed * 1000 + i, device,
+                    checkpoint=checkpoint) for i in range(workers)]
     with ctx.Pool(workers) as pool:
         result = pool.map_async(_worker, jobs)
         seen = 0
