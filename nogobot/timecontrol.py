@@ -235,7 +235,10 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         stones = max(clock.stones_left, 1)
         per = apply_lag(clock.period_left / stones, lag)
         hard = apply_lag(clock.period_left / (0.75 * stones + 0.25), lag)
-        return MoveBudget(min(per, hard), hard, emergency=per < policy.min_per_move * 4)
+        # Time saved now helps only the period's remaining stones; on its last stone (e.g. GTP
+        # "time_settings 0 1 1", how harnesses state 1 s per move) it is lost at the reset.
+        return MoveBudget(min(per, hard), hard, emergency=per < policy.min_per_move * 4,
+                          bankable=stones > 1)
 
     # Main time (absolute, Fischer, or the main phase of byo-yomi/Canadian).
     guaranteed = 0.0  # what each move may also spend once main time is gone (overtime)

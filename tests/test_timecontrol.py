@@ -196,3 +196,9 @@ def test_no_early_stop_when_time_cannot_be_banked():
     byo = plan_move(TimeControl("byoyomi", 0, 5, 3), ClockState(0, 5, 3, 0), 40, 40)
     assert not byo.bankable
     assert plan_move(TimeControl("absolute", 900), ClockState(900), 40, 40).bankable
+    # Canadian overtime: the last stone of a period (GTP "time_settings 0 1 1", how harnesses
+    # say "1 s per move") cannot bank; earlier stones of a period can.
+    last = plan_move(TimeControl("canadian", 0, 1.0, 1), ClockState(0, 1.0, 0, 1), 40, 40)
+    assert not last.bankable and SearchStopper(last)(P(0.5, 5000, 4900, 10)) is None
+    assert plan_move(TimeControl("canadian", 0, 10.0, 5), ClockState(0, 10.0, 0, 5), 40,
+                     40).bankable
