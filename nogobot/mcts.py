@@ -139,12 +139,12 @@ class Tree:
                 self.info)
 
     def reset(self) -> None:
-        n, e = self.nodes, self.edges
+        """Keep only an empty root. Other slots need no clearing: ``_new_node`` and
+        ``_copy_node`` write every field of a node they hand out, ``_expand`` every edge."""
         for a, v in ((self.N, 0), (self.W, 0), (self.W2, 0), (self.VL, 0), (self.parent, -1),
                      (self.first, UNEXPANDED), (self.nchild, 0), (self.move, -1),
                      (self.proof, 0), (self.value, 0), (self.pending, False)):
-            a[:n] = v
-        self.child[:e] = -1
+            a[0] = v
         self.info[:] = 0
         self.info[I_COUNT] = 1
 

@@ -157,13 +157,17 @@ class Searcher:
         return True
 
     # -- search --------------------------------------------------------------------------------
+    def _grow_for_batch(self) -> bool:
+        """Make room for one batch: a new node per walk and every expansion it may do (the
+        room ``mcts.select_batch`` insists on). False at the memory bound."""
+        walks = len(self.buffers[0]) + 1
+        return self.tree.grow(nodes_needed=walks, edges_needed=walks * self.geo.area)
+
     def _step(self, board: Board):
         """One batch (a generator): select leaves, ``yield`` their planes and receive the
         network's ``Evaluation``, expand and back up. Returns (playouts, nn evals)."""
         leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
-        # Grow before the batch, so expansions only fail at the memory bound.
-        self.tree.grow(nodes_needed=len(leaves) + 1,
-                       edges_needed=(len(leaves) + 1) * self.geo.area)
+        self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
@@ -250,9 +254,7 @@ class Searcher:
             if stop is not None and stop.is_set():
                 reason = "interrupted"
                 break
-            if t.info[mcts.I_FULL] and not t.grow(
-                    nodes_needed=len(self.buffers[0]) + 1,
-                    edges_needed=(len(self.buffers[0]) + 1) * self.geo.area):
+            if t.info[mcts.I_FULL] and not self._grow_for_batch():
                 # At the memory bound more playouts could not expand anything: bank the time.
                 reason = "tree full"
                 break
@@ -269,9 +271,7 @@ class Searcher:
     def _mark_solved(self) -> None:
         """Let the solver's per-move results flow into the tree (MCTS-solver proofs)."""
         t = self.tree
-        if t.first[0] < 0:
-            return
-        for k, m in enumerate(t.emove[t.first[0]:t.first[0] + t.nchild[0]]):
+        for k, m in enumerate(t.children(0).move):
             r = self._solved.get(int(m))
             if r is not None:
                 c = t.child_node(0, k)

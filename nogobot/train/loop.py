@@ -16,9 +16,9 @@ One generation g (state.json ``phase`` says which step is next, so a killed run 
 **Curriculum** (config ``network.stages``): a stage has *plateaued* after
 ``curriculum.plateau_failures`` gating failures in a row; from then on the candidate gated is the
 next stage's net (trained all along on the same games), and when it wins, generation switches to
-it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (the effective config), ``games/``,
-``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's weights), ``nets/``,
-``metrics.csv``, ``elo.csv``, ``generations.csv``.
+it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (the effective
+config), ``games/``, ``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's
+weights), ``nets/``, ``metrics.csv``, ``elo.csv``, ``generations.csv``.
 """
 
 from __future__ import annotations

@@ -248,7 +248,6 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
     rngs = [np.random.default_rng(seed + 7919 * k) for k in range(slots)]
     todo = list(stems)
     active: list[tuple] = []  # (slot, stem, generator, planes it waits on)
-    free = list(range(slots))
     done = 0
 
     def start(slot: int) -> None:
@@ -263,10 +262,9 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
             except StopIteration as end:  # a game that never needed the network
                 finished(stem, end.value)
                 done += 1
-        free.append(slot)
 
-    while free and todo:
-        start(free.pop(0))
+    for slot in range(slots):
+        start(slot)
     while active:
         batch = np.concatenate([a[3] for a in active]) if len(active) > 1 else active[0][3]
         ev = evaluator.evaluate(batch)

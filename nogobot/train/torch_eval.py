@@ -8,8 +8,9 @@ self-play would silently run on the CPU. ``TorchEvaluator`` runs the same export
 that it agrees with the ONNX file self-play was asked to use (on fresh legal positions, CPU
 onnxruntime as the reference), so a stale checkpoint can never stand in for another net.
 
-``self_play_evaluator`` picks: onnxruntime on CUDA/TensorRT when it has them; else torch on CUDA
-when a checkpoint is given and torch sees a GPU; else onnxruntime on the CPU.
+``self_play_evaluator`` picks, for a worker that wants a GPU: onnxruntime on CUDA/TensorRT when
+it has them; else torch on CUDA when a checkpoint is given and torch sees a GPU; else
+onnxruntime on the CPU.
 """
 
 from __future__ import annotations
@@ -65,11 +66,10 @@ class TorchEvaluator(Evaluator):
 
 
 def self_play_evaluator(model: str, device: str, threads: int = 1, checkpoint: str = ""):
-    """The evaluator a self-play worker should use for ``model`` (an .onnx path)."""
+    """The evaluator a self-play worker that wants a GPU should use for ``model`` (an .onnx
+    path); CPU workers never get here (``selfplay._evaluator``), so torch stays unimported."""
     import onnxruntime as ort
 
-    if device == "cpu":
-        return OnnxEvaluator(model, device="cpu", threads=threads)
     gpu_providers = {"CUDAExecutionProvider", "TensorrtExecutionProvider"}
     if gpu_providers & set(ort.get_available_providers()):
         return OnnxEvaluator(model, device="auto", threads=threads)
