@@ -34,8 +34,8 @@ import numpy as np
 import yaml
 
 from ..atomicio import write_atomic
+from .backend import LocalBackend
 from .config import TrainConfig
-from .selfplay import generate_games
 
 STATE_VERSION = 1
 METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value", "dominion",
@@ -121,11 +121,14 @@ class TrainingRun:
     """A run directory and its state; ``run()`` executes generations until a limit."""
 
     def __init__(self, cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
-                 config_path=None):
+                 config_path=None, backend=None):
         self.cfg = cfg
         self.dir = Path(run_dir)
         self.device = device
         self.workers = workers
+        # Where self-play and gating games are played (backend.py): worker processes here, or
+        # Ray actors across a cluster (nogobot.cluster).
+        self.backend = backend if backend is not None else LocalBackend(workers, device)
         self.dir.mkdir(parents=True, exist_ok=True)
         for sub in ("games", "ckpt", "nets"):
             (self.dir / sub).mkdir(exist_ok=True)
@@ -244,9 +247,9 @@ class TrainingRun:
         bar = Progress(f"gen {g} self-play", len(stems))
         bar(have)
         seed = int(np.random.SeedSequence([cfg.seed, g, have]).generate_state(1)[0] % 2**31)
-        generate_games(str(self.dir / self.state["best"]), stems, cfg.board_size, sp, seed,
-                       workers=self.workers, device=self.device, progress=bar,
-                       checkpoint=str(self.dir / "ckpt" / "best.pt"))
+        self.backend.generate_games(str(self.dir / self.state["best"]), stems, cfg.board_size,
+                                    sp, seed, progress=bar,
+                                    checkpoint=str(self.dir / "ckpt" / "best.pt"))
         bar.close()
         plies, black = [], []
         for s in stems:
@@ -290,7 +293,7 @@ class TrainingRun:
         return round(time.perf_counter() - t0, 1)
 
     def gate(self, g: int) -> dict:
-        from .match import NetPlayer, elo_update, play_match
+        from .match import elo_update
 
         cfg, gc = self.cfg, self.cfg.gating
         st = self.state
@@ -305,15 +308,10 @@ class TrainingRun:
             elo_c = float(r["elo_candidate"])
         else:
             if gc.games > 0:
-                seed = cfg.seed * 7919 + g
-                solver = cfg.selfplay.use_solver
-                a = NetPlayer(str(cand), cfg.board_size, gc.playouts, gc.temperature_moves,
-                              seed, name=cand.stem, use_solver=solver)
-                b = NetPlayer(str(self.dir / st["best"]), cfg.board_size, gc.playouts,
-                              gc.temperature_moves, seed + 1, name=Path(st["best"]).stem,
-                              use_solver=solver)
                 bar = Progress(f"gen {g} gating", gc.games)
-                res = play_match(a, b, gc.games, cfg.board_size, progress=lambda r: bar(1))
+                res = self.backend.play_gating(cand, self.dir / st["best"], gc.games,
+                                               cfg.board_size, gc, cfg.seed * 7919 + g,
+                                               cfg.selfplay.use_solver, progress=bar)
                 bar.close()
                 wins, losses, order = res.wins, res.losses, res.outcomes
             else:
@@ -398,16 +396,18 @@ class TrainingRun:
 def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
                   config_path=None, from_games=None, from_games_steps: int = 1000,
                   generations: int | None = None, max_minutes: float | None = None,
-                  torch_threads: int = 1) -> int:
+                  torch_threads: int = 1, backend=None) -> int:
     """What ``nogobot train CONFIG --run-dir DIR`` does (resume included). ``device`` may be
-    "auto": CUDA when torch sees a GPU, else the CPU."""
+    "auto": CUDA when torch sees a GPU, else the CPU. ``backend`` plays the games (backend.py;
+    default: ``workers`` processes here)."""
     import torch
 
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
 
     torch.set_num_threads(max(1, torch_threads))
-    run = TrainingRun(cfg, run_dir, device=device, workers=workers, config_path=config_path)
+    run = TrainingRun(cfg, run_dir, device=device, workers=workers, config_path=config_path,
+                      backend=backend)
     if run.state is None:
         run.initialise(from_games, from_games_steps)
     else:

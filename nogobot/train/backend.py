@@ -1,0 +1,48 @@
+"""Where the games of a training run are played: the self-play backend seam of the loop.
+
+``TrainingRun`` (loop.py) asks its backend for two things and never how they are done:
+
+* ``generate_games(model, stems, size, sp, seed, progress, checkpoint)``: fill every missing
+  shard ``<stem>.npz`` with a self-play game of the ONNX net ``model`` (``checkpoint``: its torch
+  weights, for GPU self-play without onnxruntime-CUDA); ``progress(n)`` as games finish;
+* ``play_gating(candidate, best, games, size, gating, seed, use_solver, progress)``: a match of
+  the candidate net against the best, colours alternating (the candidate is black in game 0),
+  returned as a ``match.MatchResult`` whose ``outcomes`` are in game order.
+
+``LocalBackend`` (the default) is what one machine always did: worker processes for self-play
+(``selfplay.generate_games``), gating in this process. ``nogobot.cluster.RayBackend`` plays the
+same games on Ray actors across a cluster (``nogobot train ... --ray``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LocalBackend:
+    """Self-play in ``workers`` processes on this machine, gating in this process."""
+
+    def __init__(self, workers: int = 1, device: str = "cpu"):
+        self.workers = workers
+        self.device = device
+
+    def generate_games(self, model: str, stems: list, size: int, sp, seed: int, progress=None,
+                       checkpoint: str = "") -> int:
+        from .selfplay import generate_games
+
+        return generate_games(model, stems, size, sp, seed, workers=self.workers,
+                              device=self.device, progress=progress, checkpoint=checkpoint)
+
+    def play_gating(self, candidate: Path, best: Path, games: int, size: int, gating, seed: int,
+                    use_solver: bool, progress=None):
+        from .match import NetPlayer, play_match
+
+        a = NetPlayer(str(candidate), size, gating.playouts, gating.temperature_moves, seed,
+                      name=Path(candidate).stem, use_solver=use_solver)
+        b = NetPlayer(str(best), size, gating.playouts, gating.temperature_moves, seed + 1,
+                      name=Path(best).stem, use_solver=use_solver)
+        return play_match(a, b, games, size,
+                          progress=(lambda r: progress(1)) if progress else None)
+
+    def close(self) -> None:
+        """Nothing to release (worker pools end with each call)."""
