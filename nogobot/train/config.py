@@ -50,6 +50,7 @@ class StageConfig:
 @dataclass
 class NetworkConfig:
     aux_heads: int = 2  # next-move auxiliary policy planes (darkforest); 0 switches them off
+    soft_policy: bool = False  # KataGo's soft policy head (trained on policy^(1/4); not exported)
     stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
 
 
@@ -90,6 +91,8 @@ class TrainingConfig:
     dominion_weight: float = 0.5
     score_weight: float = 0.25
     aux_weight: float = 0.25
+    soft_policy_weight: float = 8.0  # KataGo's weight for the soft policy target (if the head exists)
+    value_target_mix: float = 0.0  # λ: value target = (1-λ)·game result + λ·root search value
     symmetries: bool = True  # a random one of the 8 board symmetries per batch
     log_every: int = 50  # steps between rows of metrics.csv
 
@@ -173,7 +176,8 @@ _CHECKS: dict[str, tuple] = {
     "export.parity_sizes": (lambda v: len(v) >= 1 and all(5 <= s <= 19 for s in v),
                             "a non-empty list of board sizes in 5..19"),
 }
-for _k in ("value_weight", "dominion_weight", "score_weight", "aux_weight"):
+_CHECKS["training.value_target_mix"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
+for _k in ("value_weight", "dominion_weight", "score_weight", "aux_weight", "soft_policy_weight"):
     _CHECKS[f"training.{_k}"] = (lambda v: v >= 0, "a number >= 0")
 
 

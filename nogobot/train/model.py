@@ -55,6 +55,7 @@ class NetConfig:
     garb: bool = True
     liberty_features: bool = True  # False zeroes the NoGoZero+ liberty planes (ablation)
     aux_heads: int = 2  # future-move policy planes used in training only (0 = none)
+    soft_policy: bool = False  # one more policy plane for KataGo's soft target (training only)
     head_channels: int = 32  # channels of the policy and value heads
     value_hidden: int = 64  # width of the value/score fully connected layer
     input_planes: int = NUM_PLANES
@@ -173,7 +174,9 @@ class NogoNet(nn.Module):
             GARB(c) if cfg.garb and i % 2 == 1 else ResBlock(c) for i in range(cfg.blocks)
         )
         self.bn_out = nn.BatchNorm2d(c)
-        self.policy = PolicyHead(c, cfg.head_channels, 1 + cfg.aux_heads)
+        # Planes: the move to play, the aux next-move planes, then the soft policy plane last,
+        # so a checkpoint without it loads into one with it (``trainer.load_compatible``).
+        self.policy = PolicyHead(c, cfg.head_channels, 1 + cfg.aux_heads + int(cfg.soft_policy))
         self.value = ValueHead(c, cfg.head_channels, cfg.value_hidden)
 
     def trunk(self, x):
@@ -186,17 +189,22 @@ class NogoNet(nn.Module):
 
     def forward(self, planes):
         """Returns ``policy`` [B, H*W] logits, ``aux_policy`` [B, aux, H*W] logits,
-        ``value_logit`` [B], ``score`` [B] in [-5, 5], ``dominion_logit`` [B, H, W]."""
+        ``value_logit`` [B], ``score`` [B] in [-5, 5], ``dominion_logit`` [B, H, W], and with
+        ``cfg.soft_policy`` also ``soft_policy`` [B, H*W] logits."""
         x = self.trunk(planes)
         p = self.policy(x)
         value_logit, score_raw, dom = self.value(x)
-        return {
+        aux_end = 1 + self.cfg.aux_heads
+        out = {
             "policy": p[:, 0].flatten(1),
-            "aux_policy": p[:, 1:].flatten(2),
+            "aux_policy": p[:, 1:aux_end].flatten(2),
             "value_logit": value_logit,
             "score": SCORE_SCALE * torch.tanh(score_raw),
             "dominion_logit": dom,
         }
+        if self.cfg.soft_policy:
+            out["soft_policy"] = p[:, aux_end].flatten(1)
+        return out
 
 
 class ExportNet(nn.Module):
@@ -225,7 +233,17 @@ EXPORT_OUTPUTS = ("policy", "value", "dominion", "score")
 # Loss (NoGoZero+ weights) and checkpoints
 # --------------------------------------------------------------------------------------------
 
-LOSS_WEIGHTS = {"policy": 1.0, "value": 1.5, "dominion": 0.5, "score": 0.25, "aux": 0.25}
+LOSS_WEIGHTS = {"policy": 1.0, "value": 1.5, "dominion": 0.5, "score": 0.25, "aux": 0.25,
+                "soft_policy": 8.0}
+SOFT_POLICY_POWER = 0.25  # KataGo: the soft target is the policy target ^ (1/4), renormalised
+
+
+def soft_policy_target(policy: torch.Tensor) -> torch.Tensor:
+    """KataGo's soft policy target: each row ^(1/4), renormalised to the row's own mass (the
+    replay sampler scales rows by their policy weight, and a row of zeros stays zeros)."""
+    mass = policy.sum(1, keepdim=True)
+    soft = policy.clamp(min=0) ** SOFT_POLICY_POWER
+    return soft / soft.sum(1, keepdim=True).clamp(min=1e-12) * mass
 
 
 def multitask_loss(out: dict, tgt: dict, weights: dict | None = None) -> tuple[torch.Tensor, dict]:
@@ -235,6 +253,9 @@ def multitask_loss(out: dict, tgt: dict, weights: dict | None = None) -> tuple[t
     Targets: ``policy`` [B, H*W] distribution; ``value`` [B] in {0, 1} (win for the side to move);
     ``dominion`` [B, H, W] in {-1, 0, 1}; ``score`` [B] in [-1, 1] (margin / 5); optional
     ``aux_policy`` [B, aux, H*W] distributions with ``aux_mask`` [B, aux] (0 where the game ended).
+    The value target may be soft (``replay.sample_batch``'s ``value_mix``). When the net has a
+    soft policy plane, it learns ``soft_policy_target(policy)`` (KataGo: it sharpens what the
+    trunk learns about the moves the search considered second-best).
     """
     w = {**LOSS_WEIGHTS, **(weights or {})}
     terms = {
@@ -248,6 +269,9 @@ def multitask_loss(out: dict, tgt: dict, weights: dict | None = None) -> tuple[t
         ce = -(tgt["aux_policy"] * F.log_softmax(out["aux_policy"], dim=2)).sum(2)
         mask = tgt.get("aux_mask", torch.ones_like(ce))
         terms["aux"] = (ce * mask).sum() / mask.sum().clamp(min=1)
+    if "soft_policy" in out:
+        soft = soft_policy_target(tgt["policy"])
+        terms["soft_policy"] = -(soft * F.log_softmax(out["soft_policy"], dim=1)).sum(1).mean()
     total = sum(w[k] * v for k, v in terms.items())
     return total, {k: float(v.detach()) for k, v in terms.items()}
 

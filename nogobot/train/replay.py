@@ -13,19 +13,22 @@ from pathlib import Path
 
 import numpy as np
 
-KEYS = ("planes", "policy", "policy_weight", "aux", "value", "score", "dominion")
+KEYS = ("planes", "policy", "policy_weight", "aux", "value", "score", "dominion", "root_value")
+OPTIONAL = ("policy_weight", "root_value")  # older shards lack them: filled in by load_shard
 
 
 def load_shard(path) -> dict:
     """Arrays of one .npz shard (only the training keys), validated for shape agreement."""
     with np.load(path) as z:
         d = {k: z[k] for k in KEYS if k in z.files}
-    missing = [k for k in KEYS if k not in d and k != "policy_weight"]
+    missing = [k for k in KEYS if k not in d and k not in OPTIONAL]
     if missing:
         raise ValueError(f"{path}: not a nogobot game shard (missing {missing})")
     n = len(d["value"])
     if "policy_weight" not in d:
         d["policy_weight"] = np.ones(n, np.float32)
+    if "root_value" not in d:  # no search value recorded: the game result stands in
+        d["root_value"] = d["value"].astype(np.float32)
     if any(len(v) != n for v in d.values()):
         raise ValueError(f"{path}: arrays of different lengths")
     return d
@@ -39,6 +42,8 @@ def concat(parts: list[dict]) -> dict[int, dict]:
     """Concatenate shards, grouped by board size."""
     by_size: dict[int, list[dict]] = {}
     for d in parts:
+        if "root_value" not in d:  # arrays from elsewhere (records, bootstrap): no search value
+            d = {**d, "root_value": np.asarray(d["value"], np.float32)}
         if len(d["value"]):
             by_size.setdefault(shard_size(d), []).append(d)
     return {s: {k: np.concatenate([d[k] for d in ds]) for k in KEYS}
@@ -86,10 +91,12 @@ def positions(data: dict[int, dict]) -> int:
 
 
 def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
-                 symmetries: bool = True) -> dict:
+                 symmetries: bool = True, value_mix: float = 0.0) -> dict:
     """A batch of torch tensors from one board size (chosen ∝ positions), under one random
     symmetry. The policy target rows are rescaled so the policy loss averages over the
-    positions that have a policy target (``policy_weight`` 1) only."""
+    positions that have a policy target (``policy_weight`` 1) only. ``value_mix`` = λ makes
+    the value target (1-λ)·result + λ·root search value: the game result is one noisy draw,
+    the search's value at that position a lower-variance (but biased) estimate of it."""
     import torch
 
     from .bootstrap import _batch
@@ -104,6 +111,9 @@ def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
     w = torch.from_numpy(d["policy_weight"][idx].astype(np.float32))
     scale = w * (len(idx) / max(float(w.sum()), 1.0))
     t["policy"] = t["policy"] * scale[:, None]
+    if value_mix > 0:
+        root = torch.from_numpy(d["root_value"][idx].astype(np.float32))
+        t["value"] = (1.0 - value_mix) * t["value"] + value_mix * root
     # The auxiliary moves come from every position (they are moves actually played).
     return t
 
@@ -147,7 +157,8 @@ def record_arrays(rec) -> dict | None:
     tgt = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
     n = len(moves)
     return {"planes": np.stack(planes), "policy": np.stack(policy),
-            "policy_weight": np.ones(n, np.float32), **tgt}
+            "policy_weight": np.ones(n, np.float32), **tgt,
+            "root_value": tgt["value"].astype(np.float32)}
 
 
 def load_games(path) -> tuple[list[dict], dict]:

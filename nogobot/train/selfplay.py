@@ -13,6 +13,7 @@ policy_weight   float32 [n]        1 = full search (a policy target), 0 = fast s
 moves           int16 [n]          the move played
 aux             int16 [n,2]        the next two moves (-1 past the end; auxiliary heads)
 value           float32 [n]        1 if the side to move won
+root_value      float32 [n]        the search's root win probability for the side to move
 score           float32 [n]        ±min(margin, 5)/5 (DESIGN.md "Definitions")
 dominion        int8 [n,N,N]       final ownership, +1 = the side to move's
 size, plies...  scalars            board size, game length, winner, model name, seed
@@ -114,7 +115,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
     t0 = time.perf_counter()
     board = Board(size)
     area = size * size
-    planes, policy, weight, moves, to_move = [], [], [], [], []
+    planes, policy, weight, moves, to_move, root_value = [], [], [], [], [], []
     total_playouts = 0
     while not board.is_terminal():
         full = (not sp.playout_cap_randomisation) or rng.random() < sp.full_search_fraction
@@ -139,6 +140,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
             move = res.move  # a sharp target, anything else teaches nothing
             target[move] = 1.0
             w = 1.0 if res.proven == 1 else 0.0
+        root_value.append(1.0 if res.proven == 1 else 0.0 if res.proven == -1 else res.winrate)
         s = target.sum()
         if s > 0:
             target /= s
@@ -157,6 +159,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
         "planes": np.stack(planes) if n else np.zeros((0, 12, size, size), np.uint8),
         "policy": np.stack(policy) if n else np.zeros((0, area), np.float16),
         "policy_weight": np.array(weight, np.float32),
+        "root_value": np.array(root_value, np.float32),
         "moves": np.array(moves, np.int16),
         **tgt,
         "size": np.int32(size), "plies": np.int32(n), "winner": np.int8(winner),

@@ -23,9 +23,10 @@ from .model import NetConfig, NogoNet, build_model, load_checkpoint, multitask_l
 from .replay import sample_batch
 
 
-def net_config(stage: StageConfig, aux_heads: int) -> NetConfig:
+def net_config(stage: StageConfig, aux_heads: int, soft_policy: bool = False) -> NetConfig:
     return NetConfig(blocks=stage.blocks, channels=stage.channels, garb=stage.garb,
-                     liberty_features=stage.liberty_features, aux_heads=aux_heads, head_channels=stage.head_channels,
+                     liberty_features=stage.liberty_features, aux_heads=aux_heads,
+                     soft_policy=soft_policy, head_channels=stage.head_channels,
                      value_hidden=stage.value_hidden)
 
 
@@ -51,7 +52,7 @@ def load_compatible(model: NogoNet, state: dict) -> list[str]:
 
 def loss_weights(tc: TrainingConfig) -> dict:
     return {"policy": 1.0, "value": tc.value_weight, "dominion": tc.dominion_weight,
-            "score": tc.score_weight, "aux": tc.aux_weight}
+            "score": tc.score_weight, "aux": tc.aux_weight, "soft_policy": tc.soft_policy_weight}
 
 
 def compute_loss(model: NogoNet, batch: dict, weights: dict) -> tuple[torch.Tensor, dict]:
@@ -139,7 +140,8 @@ class Trainer:
         rows, acc, n_acc = [], {}, 0
         t0 = time.perf_counter()
         for i in range(steps):
-            batch = sample_batch(data, tc.batch_size, self.rng, tc.symmetries)
+            batch = sample_batch(data, tc.batch_size, self.rng, tc.symmetries,
+                                 value_mix=tc.value_target_mix)
             batch = {k: v.to(self.device) for k, v in batch.items()}
             loss, terms = compute_loss(self.model, batch, weights)
             self.opt.zero_grad(set_to_none=True)

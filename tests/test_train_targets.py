@@ -1,0 +1,124 @@
+"""The efficiency switches of issue 14: value targets mixed with the root search value
+(``training.value_target_mix``) and KataGo's soft policy head (``network.soft_policy``)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nogobot.inference import UniformEvaluator  # noqa: E402
+from nogobot.player import Searcher  # noqa: E402
+from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
+from nogobot.train.model import (  # noqa: E402
+    NetConfig, build_model, multitask_loss, save_checkpoint, soft_policy_target,
+)
+from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
+from nogobot.train.selfplay import play_game, search_config, write_shard  # noqa: E402
+from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
+
+pytestmark = pytest.mark.torch
+torch.set_num_threads(1)
+TINY = dict(blocks=1, channels=8, head_channels=4, value_hidden=8)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("shards")
+    sp = SelfPlayConfig(playouts=24, fast_playouts=6, full_search_fraction=0.5, batch_size=4,
+                        max_tree_mb=1, use_solver=True, temperature_moves=3)
+    searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=5)
+    rng = np.random.default_rng(5)
+    for i in range(3):
+        write_shard(folder / f"gen0001/g{i:05d}", play_game(searcher, 5, sp, rng, "uniform"))
+    return folder
+
+
+def test_shards_record_the_root_search_value(shards):
+    for p in sorted(shards.rglob("*.npz")):
+        d = load_shard(p)
+        rv = d["root_value"]
+        assert rv.shape == d["value"].shape and rv.dtype == np.float32
+        assert np.all((rv >= 0) & (rv <= 1))
+        # A uniform net's search is not the game result: the two targets really differ.
+        assert not np.array_equal(rv, d["value"])
+        # The last mover won, and the search saw it coming (a position with one winning reply
+        # is solved or the only move's value is a win).
+        assert rv[-1] > 0.5
+
+
+def test_value_mix_blends_result_and_search_value():
+    size, n = 3, 6
+    value = np.array([1, 0, 1, 0, 1, 0], np.float32)
+    root = np.array([0.8, 0.3, 0.6, 0.1, 0.9, 0.5], np.float32)
+    data = {size: {
+        "planes": np.arange(n, dtype=np.uint8)[:, None, None, None] * np.ones((1, 12, size, size),
+                                                                            np.uint8),
+        "policy": np.tile(np.eye(9, dtype=np.float16)[0], (n, 1)),
+        "policy_weight": np.ones(n, np.float32), "aux": np.full((n, 2), -1, np.int16),
+        "value": value, "root_value": root, "score": np.zeros(n, np.float32),
+        "dominion": np.zeros((n, size, size), np.int8)}}
+    for lam in (0.0, 0.5, 1.0):
+        t = sample_batch(data, 32, np.random.default_rng(2), symmetries=False, value_mix=lam)
+        idx = t["planes"][:, 0, 0, 0].long().numpy()  # plane value = row index
+        want = (1 - lam) * value[idx] + lam * root[idx]
+        np.testing.assert_allclose(t["value"].numpy(), want, atol=1e-6)
+
+
+def test_old_shards_without_root_value_fall_back_to_the_result(tmp_path, shards):
+    src = sorted(shards.rglob("*.npz"))[0]
+    with np.load(src) as z:
+        arrays = {k: z[k] for k in z.files if k != "root_value"}
+    np.savez(tmp_path / "old.npz", **arrays)
+    d = load_shard(tmp_path / "old.npz")
+    np.testing.assert_array_equal(d["root_value"], d["value"])
+    data = ReplayBuffer(tmp_path, 10).load()
+    assert "root_value" in data[5]
+
+
+def test_soft_policy_target_flattens_and_keeps_the_row_mass():
+    p = torch.tensor([[0.9, 0.1, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [1.8, 0.2, 0.0, 0.0]])
+    s = soft_policy_target(p)
+    np.testing.assert_allclose(s.sum(1).numpy(), [1.0, 0.0, 2.0], atol=1e-6)
+    assert float(s[0, 1] / s[0, 0]) == pytest.approx((0.1 / 0.9) ** 0.25, rel=1e-5)
+    assert float(s[0, 2]) == 0.0  # unsearched moves stay out of the target
+
+
+def test_soft_policy_head_is_trained_but_not_exported(tmp_path):
+    from nogobot.train.export import export_net
+
+    cfg = NetConfig(**TINY, soft_policy=True)
+    net = build_model(cfg).eval()
+    x = torch.zeros(2, 12, 5, 5)
+    out = net(x)
+    assert out["soft_policy"].shape == (2, 25) and out["aux_policy"].shape == (2, 2, 25)
+    tgt = {"policy": torch.eye(25)[:2], "value": torch.tensor([1.0, 0.0]),
+           "dominion": torch.zeros(2, 5, 5), "score": torch.zeros(2)}
+    w = loss_weights(TrainingConfig(soft_policy_weight=8.0))
+    total, terms = multitask_loss(out, tgt, w)
+    _, terms_no = multitask_loss({k: v for k, v in out.items() if k != "soft_policy"}, tgt, w)
+    assert "soft_policy" in terms and "soft_policy" not in terms_no
+    assert float(total.detach()) == pytest.approx(
+        sum(w[k] * v for k, v in terms.items()), rel=1e-5)
+    # The exported graph keeps the 4-output contract and the main policy plane.
+    path = tmp_path / "soft.onnx"
+    export_net(net, path, sizes=[5])
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [o.name for o in sess.get_outputs()] == ["policy", "value", "dominion", "score"]
+    pol = sess.run(None, {"planes": x.numpy()})[0]
+    np.testing.assert_allclose(pol, out["policy"].detach().numpy(), atol=1e-4)
+
+
+def test_a_checkpoint_without_the_soft_plane_warm_starts_one_with_it(tmp_path):
+    old = build_model(NetConfig(**TINY))
+    save_checkpoint(tmp_path / "old.pt", old)
+    t = Trainer(NetConfig(**TINY, soft_policy=True), TrainingConfig())
+    assert t.init_from(tmp_path / "old.pt") == []
+    x = torch.randn(3, 12, 5, 5)
+    old.eval()
+    t.model.eval()
+    with torch.no_grad():
+        a, b = old(x), t.model(x)
+    for k in ("policy", "aux_policy", "value_logit"):
+        torch.testing.assert_close(a[k], b[k])
