@@ -166,7 +166,8 @@ class TrainingRun:
         if path.exists():
             t = Trainer.resume(path, cfg.training, self.device, cfg.seed + stage)
         else:
-            ncfg = net_config(cfg.network.stages[stage], cfg.network.aux_heads)
+            ncfg = net_config(cfg.network.stages[stage], cfg.network.aux_heads,
+                              cfg.network.soft_policy)
             t = Trainer(ncfg, cfg.training, self.device, cfg.seed + stage)
             if stage == 0 and cfg.init_checkpoint:
                 skipped = t.init_from(cfg.init_checkpoint)
