@@ -174,20 +174,31 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
 # --------------------------------------------------------------------------------------------
 
 
-def write_shard(stem: Path, game: GameData, extra: dict | None = None) -> Path:
-    """Write ``stem``.sgf then ``stem``.npz atomically; returns the .npz path."""
+def shard_npz(game: GameData, extra: dict | None = None) -> bytes:
+    """The bytes of a game's .npz shard (its arrays plus ``extra`` scalars), compressed."""
     import io
 
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(stem.with_suffix(".sgf"), game.sgf_text)
     buf = io.BytesIO()
     arrays = dict(game.arrays)
     for k, v in (extra or {}).items():
         arrays[k] = np.array(v)
     np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def write_shard_bytes(stem: Path, sgf_text: str, npz: bytes) -> Path:
+    """Write ``stem``.sgf then ``stem``.npz atomically; returns the .npz path. (Ray actors
+    send ``shard_npz`` bytes, and the driver writes them here.)"""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(stem.with_suffix(".sgf"), sgf_text)
     path = stem.with_suffix(".npz")
-    write_atomic(path, buf.getvalue())
+    write_atomic(path, npz)
     return path
+
+
+def write_shard(stem: Path, game: GameData, extra: dict | None = None) -> Path:
+    """Write ``stem``.sgf then ``stem``.npz atomically; returns the .npz path."""
+    return write_shard_bytes(stem, game.sgf_text, shard_npz(game, extra))
 
 
 @dataclass
