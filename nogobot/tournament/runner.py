@@ -14,6 +14,9 @@ Design decisions:
   harness was killed are replayed from scratch.
 * **Pre-flight:** before any game, every engine is started once and must answer
   ``protocol_version`` and accept ``boardsize``; otherwise nothing is played.
+* **Where games run** is a game executor: ``LocalGames`` (threads here, the default) or
+  ``nogobot.cluster.RayGames`` (each game on a cluster node that reserved its cores; the record
+  then names the node). Recording, resume and the summary stay here.
 
 Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl``,
 ``sgf/<game id>.sgf``, ``logs/<game id>-B.log`` / ``-W.log`` (engine stderr), ``standings.txt``,
@@ -132,6 +135,40 @@ def preflight(spec: TournamentSpec, names: list[str], jobs: int) -> None:
         problems = [p for p in pool.map(check, names) if p]
     if problems:
         raise TournamentError("\n".join(problems))
+
+
+class LocalGames:
+    """The default game executor: games on this machine's threads, engines as subprocesses."""
+
+    def workers(self, jobs: int) -> int:
+        return jobs
+
+    def check(self, spec: TournamentSpec, names: list[str], jobs: int, console: Console) -> None:
+        busy = jobs * max(spec.engines[n].threads for n in names)
+        if busy > (os.cpu_count() or 1):
+            console.print(f"[yellow]note:[/] {jobs} jobs x up to "
+                          f"{max(spec.engines[n].threads for n in names)} threads per engine > "
+                          f"{os.cpu_count()} cores; timed games may suffer")
+
+    def preflight(self, spec: TournamentSpec, names: list[str], jobs: int) -> None:
+        preflight(spec, names, jobs)
+
+    def play(self, spec: TournamentSpec, task: GameTask, out: Path, stop: threading.Event,
+             on_move, live: set, live_lock: threading.Lock) -> tuple[GameResult, dict]:
+        """Play one game (raises ``Interrupted`` when ``stop`` is set); returns its result and
+        extra fields for its record (none here)."""
+        cfg = {n: EngineConfig(n, game_argv(spec.engines[n].argv, task, n),
+                               spec.engines[n].cwd, spec.engines[n].environment())
+               for n in (task.black, task.white)}
+        ref = Referee(cfg[task.black], cfg[task.white], size=spec.board_size, time=spec.time,
+                      startup_timeout=spec.startup_timeout,
+                      command_timeout=spec.command_timeout, log_dir=out / "logs",
+                      game_id=task.game_id, stop=stop, on_move=on_move, live=live,
+                      live_lock=live_lock)
+        return ref.play(), {}
+
+    def cancel(self) -> None:
+        """Stop games in flight (local engines are killed by the runner itself)."""
 
 
 def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) -> None:
@@ -270,16 +307,19 @@ def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: st
 
 def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int | None = None,
                    games: int | None = None, plot: bool = False, report_only: bool = False,
-                   check: bool = True, console: Console | None = None) -> int:
+                   check: bool = True, console: Console | None = None,
+                   executor=None) -> int:
     """Play every missing game of ``spec``; print and write the summary. Returns an exit code.
 
-    Raises TournamentError for problems found before any game starts."""
+    ``executor`` runs the games (default ``LocalGames``: threads on this machine). Raises
+    TournamentError for problems found before any game starts."""
     if console is None:
         console = Console()
         if not console.is_terminal:
             console = Console(width=140)  # a log file or pipe: room for the tables
     out = Path(out) if out is not None else default_out(spec)
-    jobs = jobs or spec.jobs
+    executor = executor if executor is not None else LocalGames()
+    jobs = executor.workers(jobs or spec.jobs)
     games = games or spec.games
     names = list(spec.engines)
     results = ResultsLog(out / "results.jsonl")
@@ -298,24 +338,22 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
         if not report_only:
             console.print(f"all {len(tasks)} games of {spec.name} are already in {results.path}")
         return _finish(spec, records, names, out, plot, console)
-    busy = jobs * max(spec.engines[n].threads for n in names)
-    if busy > (os.cpu_count() or 1):
-        console.print(f"[yellow]note:[/] {jobs} jobs x up to "
-                      f"{max(spec.engines[n].threads for n in names)} threads per engine > "
-                      f"{os.cpu_count()} cores; timed games may suffer")
+    executor.check(spec, names, jobs, console)
     if check:
         used = sorted({n for t in todo for n in (t.a, t.b)}, key=names.index)
         console.print(f"checking {len(used)} engines...")
-        preflight(spec, used, jobs)
+        executor.preflight(spec, used, jobs)
     (out / "sgf").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     if records:
         console.print(f"resuming: {len(tasks) - len(todo)} of {len(tasks)} games already "
                       f"played ({results.path})")
-    return _play_all(spec, todo, len(tasks), records, results, out, jobs, names, plot, console)
+    return _play_all(spec, todo, len(tasks), records, results, out, jobs, names, plot, console,
+                     executor)
 
 
-def _play_all(spec, todo, total, records, results, out, jobs, names, plot, console) -> int:
+def _play_all(spec, todo, total, records, results, out, jobs, names, plot, console,
+              executor) -> int:
     stop = threading.Event()
     live_engines: set = set()
     live_lock = threading.Lock()
@@ -341,15 +379,8 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
                 view.running[gid]["ply"] = len(res.moves)
                 view.running[gid]["clocks"] = (clocks[1], clocks[2])
 
-        cfg = {n: EngineConfig(n, game_argv(spec.engines[n].argv, task, n),
-                               spec.engines[n].cwd, spec.engines[n].environment())
-               for n in (task.black, task.white)}
-        ref = Referee(cfg[task.black], cfg[task.white], size=spec.board_size, time=spec.time,
-                      startup_timeout=spec.startup_timeout,
-                      command_timeout=spec.command_timeout, log_dir=out / "logs", game_id=gid,
-                      stop=stop, on_move=on_move, live=live_engines, live_lock=live_lock)
         try:
-            res = ref.play()
+            res, extra = executor.play(spec, task, out, stop, on_move, live_engines, live_lock)
         except Interrupted:
             return None
         finally:
@@ -357,7 +388,7 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
                 view.running.pop(gid, None)
         sgf_rel = f"sgf/{gid}.sgf"
         write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid, tc=spec.time))
-        rec = record_of(task, res, spec, sgf_rel)
+        rec = {**record_of(task, res, spec, sgf_rel), **extra}
         results.append(rec)  # the commit point
         with view.lock:
             view.done += 1
@@ -397,6 +428,7 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
         with live_lock:
             for eng in list(live_engines):
                 eng.kill()
+        executor.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
     finally:
         pool.shutdown(wait=True)
