@@ -211,9 +211,11 @@ def _ladder_job(job) -> MatchResult:
 
 def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playouts: int = 200,
                temperature_moves: int = 4, seed: int = 0, workers: int = 1,
-               progress=None) -> LadderResult:
+               progress=None, executor=None) -> LadderResult:
     """Round robin: every pair of ``entries`` ((label, player spec) as for ``make_player``)
-    plays ``games`` games, colours alternating; pairings run in ``workers`` processes."""
+    plays ``games`` games, colours alternating; pairings run in ``workers`` processes, or
+    through ``executor(jobs)`` (``nogobot.cluster``: games across a Ray cluster), which yields
+    each pairing job's ``MatchResult`` (``a``, ``b`` = the players' indices) as it finishes."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing as mp
 
@@ -238,7 +240,10 @@ def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playou
         if progress is not None:
             progress(res)
 
-    if workers <= 1:
+    if executor is not None:
+        for res in executor(jobs):
+            record(res)
+    elif workers <= 1:
         for job in jobs:
             record(_ladder_job(job))
     else:
