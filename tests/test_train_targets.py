@@ -122,3 +122,89 @@ def test_a_checkpoint_without_the_soft_plane_warm_starts_one_with_it(tmp_path):
         a, b = old(x), t.model(x)
     for k in ("policy", "aux_policy", "value_logit"):
         torch.testing.assert_close(a[k], b[k])
+
+
+# --------------------------------------------------------------------------------------------
+# The curriculum's stage switch: distillation from the generator, gating at equal compute
+# --------------------------------------------------------------------------------------------
+
+def test_distill_targets_at_full_weight_are_the_teachers_legal_policy_and_value():
+    from nogobot.board import Board
+    from nogobot.features import board_planes
+    from nogobot.train.trainer import distill_targets
+
+    teacher = build_model(NetConfig(**TINY)).eval()
+    b = Board(5)
+    for m in (0, 6, 12, 18):
+        b.play(m)
+    planes = torch.from_numpy(np.stack([board_planes(b)]).astype(np.float32))
+    batch = {"planes": planes, "policy": torch.zeros(1, 25), "value": torch.ones(1)}
+    out = distill_targets(teacher, batch, 1.0)
+    legal = planes[0, 2].flatten() > 0
+    assert float(out["policy"][0][~legal].abs().sum()) == 0.0  # occupied/illegal: no mass
+    assert float(out["policy"][0].sum()) == pytest.approx(1.0, abs=1e-5)
+    with torch.no_grad():
+        t = teacher(planes)
+    want = torch.softmax(t["policy"][0][legal], 0)
+    torch.testing.assert_close(out["policy"][0][legal], want)
+    assert float(out["value"][0]) == pytest.approx(float(torch.sigmoid(t["value_logit"][0])))
+    half = distill_targets(teacher, batch, 0.5)
+    assert float(half["value"][0]) == pytest.approx(0.5 + 0.5 * float(out["value"][0]))
+
+
+def test_a_distilled_student_moves_towards_its_teacher(shards):
+    data = ReplayBuffer(shards, 10).load()
+    teacher = build_model(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8,
+                                    garb=False)).eval()
+    with torch.no_grad():  # a decided teacher: far from a fresh net's flat policy
+        teacher.policy.conv_out.weight.mul_(40.0)
+    t = Trainer(NetConfig(blocks=2, channels=8, head_channels=4, value_hidden=8),
+                TrainingConfig(lr=0.05, momentum=0.8, batch_size=32, symmetries=False), seed=1)
+    probe = sample_batch(data, 64, np.random.default_rng(9), symmetries=False)
+
+    def kl() -> float:
+        from nogobot.train.trainer import distill_targets
+
+        tgt = distill_targets(teacher, probe, 1.0)["policy"]
+        with torch.no_grad():
+            logp = torch.log_softmax(t.model.eval()(probe["planes"])["policy"], 1)
+        return float((tgt * (torch.log(tgt.clamp(min=1e-12)) - logp)).sum(1).mean())
+
+    before = kl()
+    t.train(data, 60, teacher=teacher, distill=1.0)
+    assert kl() < 0.7 * before
+
+
+def test_stage_switch_gates_with_more_games_at_equal_compute(tmp_path):
+    """A plateaued stage 0 gates the stage-1 net with ``stage_switch_games`` games and, at
+    equal compute, fewer playouts for the slower net; stage 1 trained with a teacher."""
+    from pathlib import Path
+
+    from nogobot.train.backend import LocalBackend
+    from nogobot.train.config import load_config
+    from nogobot.train.loop import TrainingRun
+    from nogobot.train.match import MatchResult
+
+    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
+    cfg = load_config(tiny, overrides=[
+        "gating.equal_compute=true", "gating.stage_switch_games=6", "gating.games=2",
+        "curriculum.distill_weight=0.5", "network.stages.1.channels=64",
+        "network.stages.1.blocks=4"])
+
+    class Recorder(LocalBackend):
+        calls: list = []
+
+        def play_gating(self, candidate, best, games, size, gating, seed, use_solver,
+                        progress=None, candidate_playouts=None):
+            self.calls.append((Path(candidate).name, games, candidate_playouts))
+            return MatchResult("c", "b", wins=0, losses=games, outcomes=[False] * games)
+
+    run = TrainingRun(cfg, tmp_path / "run", backend=Recorder())
+    run.initialise()
+    run.run(generations=2)
+    calls = Recorder.calls
+    assert calls[0] == ("gen0001-s0.onnx", 2, None)  # the same stage: as configured
+    name, games, playouts = calls[1]  # stage 0 plateaued after one failure
+    assert name == "gen0002-s1.onnx" and games == 6
+    assert 1 <= playouts < cfg.gating.playouts  # a 4x64 net is slower than a 1x8 one
+    assert run.trainer(1).meta["steps"] == 2 * cfg.training.steps_per_generation

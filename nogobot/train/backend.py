@@ -7,7 +7,8 @@
   weights, for GPU self-play without onnxruntime-CUDA); ``progress(n)`` as games finish;
 * ``play_gating(candidate, best, games, size, gating, seed, use_solver, progress)``: a match of
   the candidate net against the best, colours alternating (the candidate is black in game 0),
-  returned as a ``match.MatchResult`` whose ``outcomes`` are in game order.
+  returned as a ``match.MatchResult`` whose ``outcomes`` are in game order; the loop passes
+  ``candidate_playouts`` only for a stage switch at equal compute (``gating.equal_compute``).
 
 ``LocalBackend`` (the default) is what one machine always did: worker processes for self-play
 (``selfplay.generate_games``), gating in this process. ``nogobot.cluster.RayBackend`` plays the
@@ -34,10 +35,11 @@ class LocalBackend:
                               device=self.device, progress=progress, checkpoint=checkpoint)
 
     def play_gating(self, candidate: Path, best: Path, games: int, size: int, gating, seed: int,
-                    use_solver: bool, progress=None):
+                    use_solver: bool, progress=None, candidate_playouts: int | None = None):
         from .match import NetPlayer, play_match
 
-        a = NetPlayer(str(candidate), size, gating.playouts, gating.temperature_moves, seed,
+        a = NetPlayer(str(candidate), size, candidate_playouts or gating.playouts,
+                      gating.temperature_moves, seed,
                       name=Path(candidate).stem, use_solver=use_solver)
         b = NetPlayer(str(best), size, gating.playouts, gating.temperature_moves, seed + 1,
                       name=Path(best).stem, use_solver=use_solver)

@@ -104,12 +104,21 @@ class GatingConfig:
     threshold: float = 0.55  # the candidate replaces the best if it scores at least this
     temperature_moves: int = 4  # opening plies sampled ∝ visits so games differ
     elo_k: float = 16.0
+    # A stage switch is decided at equal network cost, not equal playouts: the bigger net gets
+    # playouts × (the best net's eval time / its own), measured at gating. A bigger net must be
+    # stronger per second of search, not per playout, to take over self-play.
+    equal_compute: bool = False
+    stage_switch_games: int = 0  # games when the candidate is the next stage's (0 = ``games``)
 
 
 @dataclass
 class CurriculumConfig:
     plateau_failures: int = 3  # gating failures in a row that mean "this stage has plateaued"
     train_next_stage: bool = True  # the small net's games also train the next stage's net
+    # The next stage's net also learns the current best net's policy and value on every replay
+    # position (targets (1-w)·search + w·teacher), so it starts the stage switch at the
+    # generator's strength instead of from scratch on too little data.
+    distill_weight: float = 0.0
 
 
 @dataclass
@@ -177,6 +186,8 @@ _CHECKS: dict[str, tuple] = {
                             "a non-empty list of board sizes in 5..19"),
 }
 _CHECKS["training.value_target_mix"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
+_CHECKS["curriculum.distill_weight"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
+_CHECKS["gating.stage_switch_games"] = (lambda v: v >= 0, "an integer >= 0")
 for _k in ("value_weight", "dominion_weight", "score_weight", "aux_weight", "soft_policy_weight"):
     _CHECKS[f"training.{_k}"] = (lambda v: v >= 0, "a number >= 0")
 

@@ -282,8 +282,13 @@ class TrainingRun:
                 n = positions(data)
             t = self.trainer(s)
             steps = cfg.training.steps_per_generation
+            teacher, w = None, cfg.curriculum.distill_weight
+            if s > stage and w > 0:  # the next stage learns from the generator too
+                from .model import load_checkpoint
+
+                teacher, _ = load_checkpoint(self.dir / "ckpt" / "best.pt")
             bar = Progress(f"gen {g} train stage {s}", steps)
-            rows = t.train(data, steps, progress=bar)
+            rows = t.train(data, steps, progress=bar, teacher=teacher, distill=w)
             bar.close()
             t.save(self.ckpt(s), generation=g)
             stg = cfg.network.stages[s]
@@ -308,11 +313,21 @@ class TrainingRun:
             accepted = r["accepted"] == "True"
             elo_c = float(r["elo_candidate"])
         else:
-            if gc.games > 0:
-                bar = Progress(f"gen {g} gating", gc.games)
-                res = self.backend.play_gating(cand, self.dir / st["best"], gc.games,
+            games = gc.games
+            kw = {}
+            if s != st["stage"]:  # a stage switch: more games, and at equal network cost
+                games = gc.stage_switch_games or gc.games
+                if gc.equal_compute and games > 0:
+                    ratio = eval_time_ratio(self.dir / st["best"], cand, cfg.board_size)
+                    kw["candidate_playouts"] = max(1, round(gc.playouts * ratio))
+                    log(f"gen {g} gating stage {s} at equal compute: its evals take "
+                        f"{1 / ratio:.2f}x the best net's, so {kw['candidate_playouts']} "
+                        f"playouts against {gc.playouts}")
+            if games > 0:
+                bar = Progress(f"gen {g} gating", games)
+                res = self.backend.play_gating(cand, self.dir / st["best"], games,
                                                cfg.board_size, gc, cfg.seed * 7919 + g,
-                                               cfg.selfplay.use_solver, progress=bar)
+                                               cfg.selfplay.use_solver, progress=bar, **kw)
                 bar.close()
                 wins, losses, order = res.wins, res.losses, res.outcomes
             else:
@@ -392,6 +407,29 @@ class TrainingRun:
                                           + time.perf_counter() - phase_t0, 1)
             self.save_state()
         return completed
+
+
+def eval_time_ratio(best, candidate, size: int, batch: int = 8, seconds: float = 1.0) -> float:
+    """best's network time per evaluation / candidate's, both ONNX nets on this machine at the
+    search's batch size, timed alternately in short rounds (median) so that load on a shared
+    machine falls on both alike."""
+    from ..inference import OnnxEvaluator
+
+    evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
+           OnnxEvaluator(str(candidate), device="cpu", threads=1)]
+    planes = np.zeros((batch, 12, size, size), np.float32)
+    planes[:, 2] = planes[:, 3] = planes[:, 11] = 1.0
+    times: list[list[float]] = [[], []]
+    for ev in evs:
+        ev.evaluate(planes)  # session warm-up
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end or len(times[1]) < 5:
+        for i, ev in enumerate(evs):
+            t0 = time.perf_counter()
+            for _ in range(4):
+                ev.evaluate(planes)
+            times[i].append(time.perf_counter() - t0)
+    return float(np.median(times[0]) / np.median(times[1]))
 
 
 def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,

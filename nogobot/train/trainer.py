@@ -131,18 +131,24 @@ class Trainer:
         m = copy.deepcopy(self.model).cpu()
         return m.eval()
 
-    def train(self, data: dict, steps: int, progress=None) -> list[dict]:
+    def train(self, data: dict, steps: int, progress=None, teacher: NogoNet | None = None,
+              distill: float = 0.0) -> list[dict]:
         """``steps`` optimiser steps on random symmetric batches of ``data``; returns one row of
-        mean losses per ``log_every`` steps (and one for the remainder)."""
+        mean losses per ``log_every`` steps (and one for the remainder). With a ``teacher`` net
+        and ``distill`` = w > 0, the targets become (1-w)·search + w·teacher (``distill_targets``)."""
         tc = self.tc
         weights = loss_weights(tc)
         self.model.train()
+        if teacher is not None:
+            teacher = teacher.to(self.device).eval()
         rows, acc, n_acc = [], {}, 0
         t0 = time.perf_counter()
         for i in range(steps):
             batch = sample_batch(data, tc.batch_size, self.rng, tc.symmetries,
                                  value_mix=tc.value_target_mix)
             batch = {k: v.to(self.device) for k, v in batch.items()}
+            if teacher is not None and distill > 0:
+                batch = distill_targets(teacher, batch, distill)
             loss, terms = compute_loss(self.model, batch, weights)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -162,6 +168,23 @@ class Trainer:
         self.meta["seconds"] = round(self.meta["seconds"] + time.perf_counter() - t0, 1)
         self.model.eval()
         return rows
+
+
+def distill_targets(teacher: NogoNet, batch: dict, w: float) -> dict:
+    """Mix the teacher's outputs into a batch's targets: policy (1-w)·search + w·teacher's
+    softmax over the legal moves (input plane 2), value (1-w)·target + w·teacher's win
+    probability. Positions without a search target (fast searches, weight 0) get the
+    teacher's policy at weight w, so every position teaches the student something."""
+    with torch.no_grad():
+        out = teacher(batch["planes"])
+        legal = batch["planes"][:, 2].flatten(1) > 0
+        logits = out["policy"].masked_fill(~legal, float("-inf"))
+        p_teacher = torch.softmax(logits, dim=1).nan_to_num(0.0)
+        v_teacher = torch.sigmoid(out["value_logit"])
+    batch = dict(batch)
+    batch["policy"] = (1.0 - w) * batch["policy"] + w * p_teacher
+    batch["value"] = (1.0 - w) * batch["value"] + w * v_teacher
+    return batch
 
 
 def checkpoint_generation(path) -> int:
