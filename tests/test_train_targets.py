@@ -208,3 +208,43 @@ def test_stage_switch_gates_with_more_games_at_equal_compute(tmp_path):
     assert name == "gen0002-s1.onnx" and games == 6
     assert 1 <= playouts < cfg.gating.playouts  # a 4x64 net is slower than a 1x8 one
     assert run.trainer(1).meta["steps"] == 2 * cfg.training.steps_per_generation
+
+
+def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
+    """snapshot -> a new run from the campaign folder keeps the weights, the optimiser state,
+    the step counters and the self-play games counted so far."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+    from nogobot.train.campaign import read_campaign
+    from nogobot.train.config import load_config
+    from nogobot.train.loop import TrainingRun
+
+    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
+    cfg = load_config(tiny, overrides=["gating.games=0"])
+    first = TrainingRun(cfg, tmp_path / "a")
+    first.initialise()
+    first.run(generations=1)
+    r = CliRunner().invoke(main, ["train", "snapshot", str(tmp_path / "a"),
+                                  str(tmp_path / "camp")])
+    assert r.exit_code == 0, r.output
+    camp = read_campaign(tmp_path / "camp")
+    assert camp["selfplay_games"] == 4 and camp["generations"] == 1 and camp["stage"] == 0
+    cfg2 = load_config(tiny, overrides=["gating.games=0",
+                                        f"init_checkpoint={tmp_path / 'camp'}"])
+    second = TrainingRun(cfg2, tmp_path / "b")
+    second.initialise()
+    a, b = first.trainer(0), second.trainer(0)
+    assert b.meta["steps"] == a.meta["steps"] == cfg.training.steps_per_generation
+    for p, q in zip(a.model.state_dict().values(), b.model.state_dict().values()):
+        assert torch.equal(p, q)
+    assert b.opt.state_dict()["state"]  # momentum buffers came along
+    second.run(generations=1)
+    camp2 = __import__("yaml").safe_load(
+        (second.dir / "nets" / "gen0001-s0.yaml").read_text())["training"]
+    assert camp2["selfplay_games"] == 8  # 4 before + 4 in this run
+    bad = CliRunner().invoke(main, ["train", "snapshot", str(tmp_path / "nope"),
+                                    str(tmp_path / "c")])
+    assert bad.exit_code != 0 and "state.json" in bad.output

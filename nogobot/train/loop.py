@@ -166,14 +166,26 @@ class TrainingRun:
         if path.exists():
             t = Trainer.resume(path, cfg.training, self.device, cfg.seed + stage)
         else:
+            from .campaign import is_campaign, stage_checkpoint
+
             ncfg = net_config(cfg.network.stages[stage], cfg.network.aux_heads,
                               cfg.network.soft_policy)
             t = Trainer(ncfg, cfg.training, self.device, cfg.seed + stage)
-            if stage == 0 and cfg.init_checkpoint:
-                skipped = t.init_from(cfg.init_checkpoint)
-                if skipped:
-                    log(f"init: {cfg.init_checkpoint}: {len(skipped)} tensors not copied "
-                        f"(shape differs from stage 0): {', '.join(skipped[:4])}...")
+            init = None
+            if is_campaign(cfg.init_checkpoint):  # every stage the campaign kept
+                init = stage_checkpoint(cfg.init_checkpoint, stage)
+            elif stage == 0 and cfg.init_checkpoint:
+                init = cfg.init_checkpoint
+            if init is not None:
+                from .model import load_checkpoint
+
+                if load_checkpoint(init)[0].cfg == ncfg:  # the same net: optimiser and counters too
+                    t = Trainer.resume(init, cfg.training, self.device, cfg.seed + stage)
+                else:
+                    skipped = t.init_from(init)
+                    if skipped:
+                        log(f"init: {init}: {len(skipped)} tensors not copied (shape differs "
+                            f"from stage {stage}): {', '.join(skipped[:4])}...")
         self._trainers[stage] = t
         return t
 
@@ -186,7 +198,8 @@ class TrainingRun:
         t = self.trainer(stage)
         training = {"run": str(self.dir), "config": self.cfg.name, "generation": generation,
                     "stage": stage, "steps": t.meta["steps"], "samples": t.meta["samples"],
-                    "selfplay_games": self.state["games_total"] if self.state else 0,
+                    "selfplay_games": (self.state["games_total"] + self.state.get("games_before", 0)
+                                       if self.state else 0),
                     "board_sizes": [self.cfg.board_size]}
         export_net(t.cpu_model(), out, training=training,
                    sizes=tuple(self.cfg.export.parity_sizes))
@@ -194,24 +207,40 @@ class TrainingRun:
 
     def initialise(self, from_games=None, from_games_steps: int = 1000) -> None:
         """Generation 0: the initial net (init checkpoint, supervised on records, or random)."""
+        from .campaign import is_campaign, read_campaign
+
         cfg = self.cfg
         if cfg.init_checkpoint and not Path(cfg.init_checkpoint).exists():
             raise FileNotFoundError(f"init_checkpoint {cfg.init_checkpoint}: no such file")
-        t = self.trainer(0)
+        stage, before = 0, {"games_before": 0, "generations_before": 0}
+        if is_campaign(cfg.init_checkpoint):  # go on where the committed campaign stopped
+            camp = read_campaign(cfg.init_checkpoint)
+            stage = camp["stage"]
+            if stage >= len(cfg.network.stages):
+                raise ValueError(f"{cfg.init_checkpoint}: generator stage {stage}, but the config "
+                                 f"has {len(cfg.network.stages)} stages")
+            before = {"games_before": int(camp.get("selfplay_games", 0)),
+                      "generations_before": int(camp.get("generations", 0))}
+        t = self.trainer(stage)
         info = {}
         if from_games:
             info = self.supervised(from_games, from_games_steps)
-        t.save(self.ckpt(0), generation=0, extra={"from_games": info or None})
+        t.save(self.ckpt(stage), generation=0, extra={"from_games": info or None})
+        for s in range(stage + 1, len(cfg.network.stages)):  # kept next stages, if any
+            if is_campaign(cfg.init_checkpoint) and (Path(cfg.init_checkpoint) /
+                                                     f"stage{s}.pt").exists():
+                self.trainer(s).save(self.ckpt(s), generation=0)
         self.state = {"version": STATE_VERSION, "generation": 1, "phase": "selfplay",
-                      "stage": 0, "best": None, "best_elo": 0.0, "failures": 0,
+                      "stage": stage, "best": None, "best_elo": 0.0, "failures": 0,
                       "games_total": 0, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-                      "seconds": 0.0, "from_games": info or None}
-        best = self.export(0, 0)
-        write_atomic(self.dir / "ckpt" / "best.pt", self.ckpt(0).read_bytes())
+                      "seconds": 0.0, "from_games": info or None, **before}
+        best = self.export(stage, 0)
+        write_atomic(self.dir / "ckpt" / "best.pt", self.ckpt(stage).read_bytes())
         self.state["best"] = str(best.relative_to(self.dir))
         self.save_state()
-        log(f"initialised {self.dir}: stage 0 {cfg.network.stages[0].blocks}x"
-            f"{cfg.network.stages[0].channels}, best = {self.state['best']}")
+        log(f"initialised {self.dir}: stage {stage} {cfg.network.stages[stage].blocks}x"
+            f"{cfg.network.stages[stage].channels}, best = {self.state['best']}"
+            + (f", after {before['games_before']} campaign games" if before["games_before"] else ""))
 
     def supervised(self, path, steps: int) -> dict:
         """Train the stage-0 net on existing game records (SGF or .npz shards)."""
