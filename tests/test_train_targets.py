@@ -248,3 +248,23 @@ def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     bad = CliRunner().invoke(main, ["train", "snapshot", str(tmp_path / "nope"),
                                     str(tmp_path / "c")])
     assert bad.exit_code != 0 and "state.json" in bad.output
+
+
+def test_ledger_plot_and_its_errors(tmp_path):
+    pytest.importorskip("matplotlib")
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+
+    led = tmp_path / "ledger.yaml"
+    led.write_text("anchor: a\nnets:\n"
+                   "  - {name: a, selfplay_games: 100, elo: 0}\n"
+                   "  - {name: b, selfplay_games: 300, elo: 120, elo_ci: [60, 180]}\n"
+                   "  - {name: c, selfplay_games: 300, elo: 80, line: arm}\n")
+    r = CliRunner().invoke(main, ["train", "report", str(led)])
+    assert r.exit_code == 0, r.output
+    png = tmp_path / "ledger.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    led.write_text("nets:\n  - {name: a, elo: 0}\n")
+    r = CliRunner().invoke(main, ["train", "report", str(led)])
+    assert r.exit_code != 0 and "nets[0] needs 'selfplay_games'" in r.output

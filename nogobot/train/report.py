@@ -120,3 +120,67 @@ def draw_report(run_dir, out=None) -> Path:
     plt.close(fig)
     write_atomic(out, buf.getvalue())
     return out
+
+
+def read_ledger(path) -> dict:
+    """The strength ledger (``models/ledger.yaml``): every net of the campaign with its
+    self-play games behind it and its measured Elo against the anchor net."""
+    import yaml
+
+    path = Path(path)
+    try:
+        led = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such ledger") from None
+    except yaml.YAMLError as e:
+        raise ReportError(f"{path}: not valid YAML ({e})") from None
+    nets = (led or {}).get("nets") if isinstance(led, dict) else None
+    if not isinstance(nets, list) or not nets:
+        raise ReportError(f"{path}: needs a non-empty 'nets' list")
+    for i, n in enumerate(nets):
+        for key in ("name", "selfplay_games", "elo"):
+            if not isinstance(n, dict) or key not in n:
+                raise ReportError(f"{path}: nets[{i}] needs '{key}'")
+    return led
+
+
+def draw_ledger(path, out=None) -> Path:
+    """Elo against self-play games for the whole campaign, from the ledger; returns the PNG."""
+    led = read_ledger(path)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ReportError("the report needs matplotlib, which is not installed "
+                          "(pip install matplotlib, or the train extra)") from None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    groups: dict[str, list] = {}
+    for n in led["nets"]:
+        groups.setdefault(n.get("line", "campaign"), []).append(n)
+    for label, nets in groups.items():
+        nets = sorted(nets, key=lambda n: n["selfplay_games"])
+        x = [n["selfplay_games"] for n in nets]
+        y = [n["elo"] for n in nets]
+        err = [[n["elo"] - n.get("elo_ci", [n["elo"]] * 2)[0] for n in nets],
+               [n.get("elo_ci", [n["elo"]] * 2)[1] - n["elo"] for n in nets]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label,
+                    ls="-" if label == "campaign" else ":")
+        for n in nets:
+            ax.annotate(n.get("short", n["name"]), (n["selfplay_games"], n["elo"]),
+                        textcoords="offset points", xytext=(4, -12), fontsize=7)
+    ax.set_xlabel("self-play games behind the net (cumulative over the campaign)")
+    ax.set_ylabel(f"Elo (Bradley-Terry, {led.get('anchor', 'anchor')} = 0; 95% intervals)")
+    ax.set_title(led.get("title", "nogobot training campaign"))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if led.get("conditions"):
+        fig.text(0.01, 0.01, str(led["conditions"]), fontsize=7)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    out = Path(out) if out else Path(path).with_suffix(".png")
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png")
+    plt.close(fig)
+    write_atomic(out, buf.getvalue())
+    return out
