@@ -364,5 +364,12 @@ def serve_botzone(agent_factory: Callable[[], Any], *, move_time: float = 1.0,
                      seed=seed)
     out = outstream if outstream is not None else sys.stdout
     with contextlib.redirect_stdout(err):
-        bot.prepare()
+        try:
+            bot.prepare()
+        except Exception as e:  # noqa: BLE001 -- e.g. a bad model: one line, no answer, exit 2
+            from .inference import ModelError
+
+            what = str(e) if isinstance(e, ModelError) else f"{type(e).__name__}: {e}"
+            print(f"nogobot botzone: cannot start: {what}", file=err, flush=True)
+            return 2
         return bot.run(instream if instream is not None else sys.stdin, out, keep_running)

@@ -21,8 +21,9 @@ File format (gogui-regress, docs/GTP.md §2, with two documented extensions):
   (for engine-specific conventions such as nogobot's exact error texts);
 * other ``#`` lines are comments; blank lines are ignored.
 
-Each file gets a fresh engine process whose working directory is the file's directory (so
-``loadsgf`` paths are relative to it). Every response is also checked for framing: it starts
+Each file gets a fresh engine process (``tournament.gtp_client.GtpProcess``, the controller the
+referee uses too) whose working directory is the file's directory (so ``loadsgf`` paths are
+relative to it). Every response is also checked for framing: it starts
 with ``=`` or ``?`` and the id that was sent, and exactly one blank line ends it. After the
 file the runner sends ``quit`` (unless the file did) and requires exit status 0 and nothing
 more on stdout. Raw-byte framing (CR, tabs, control characters, comments, invalid UTF-8,
@@ -32,144 +33,34 @@ EOF) cannot be written in a line-based file, so those are built-in checks run fi
 from __future__ import annotations
 
 import os
-import queue
 import re
 import shlex
-import subprocess
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .tournament.gtp_client import EngineError, GtpProcess, Response
+
 DEFAULT_TIMEOUT = 30.0
 CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "gtp_conformance"
-_RESPONSE_HEAD = re.compile(r"([=?])(\d*)(?: (.*)|)$", re.DOTALL)
 _TEST_LINE = re.compile(r"(\d+)[ \t]+\S")
 
 
-class EngineDied(Exception):
-    """The engine closed stdout, exited or timed out."""
+EngineDied = EngineError  # the engine closed stdout, exited or timed out
 
 
-@dataclass
-class Response:
-    ok: bool
-    ident: str  # "" when the response carries no id
-    text: str  # the result after "=ID", lines joined by "\n", trimmed
-    raw: str  # the response as read, blank line excluded
+def _start(argv: list[str], cwd: str | Path | None, env: dict[str, str] | None,
+           timeout: float) -> GtpProcess:
+    return GtpProcess(argv, name="conformance", cwd=cwd, env=env, capture_stderr=True,
+                      timeout=timeout)
 
 
-class GtpProcess:
-    """A GTP engine subprocess: send raw bytes, read framed responses with a timeout."""
-
-    def __init__(self, argv: list[str], cwd: str | Path | None = None,
-                 env: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT):
-        self.timeout = timeout
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.stderr_tail: list[str] = []
-        threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
-
-    def _pump_stdout(self) -> None:
-        for line in iter(self.proc.stdout.readline, b""):
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _pump_stderr(self) -> None:
-        for line in iter(self.proc.stderr.readline, b""):
-            self.stderr_tail = (self.stderr_tail + [line.decode("utf-8", "replace")])[-20:]
-
-    def send_raw(self, data: bytes) -> None:
-        try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError) as e:
-            raise EngineDied(f"cannot write to engine: {e}") from None
-
-    def _line(self, deadline: float) -> str:
-        try:
-            line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            raise EngineDied(f"no response within {self.timeout:g} s") from None
-        if line is None:
-            self.lines.put(None)  # stay at EOF for later reads
-            raise EngineDied("engine closed its output")
-        return line.decode("utf-8", "replace")
-
-    def read_response(self, ident: str = "") -> tuple[Response, list[str]]:
-        """Next response and its framing problems (an empty list when well framed)."""
-        deadline = time.monotonic() + self.timeout
-        problems = []
-        first = self._line(deadline)
-        while first in ("\n", "\r\n"):
-            problems.append("extra empty line before a response")
-            first = self._line(deadline)
-        body = [first]
-        while True:
-            line = self._line(deadline)
-            if line in ("\n", "\r\n"):
-                break
-            body.append(line)
-        if any(ln.endswith("\r\n") for ln in body):
-            problems.append("CR in the response line ends")
-        lines = [ln.rstrip("\r\n") for ln in body]
-        raw = "\n".join(lines)
-        m = _RESPONSE_HEAD.match(raw)
-        if not m:
-            problems.append(f"response does not start with '=' or '?': {lines[0]!r}")
-            return Response(False, "", raw, raw), problems
-        if m.group(2) != ident:
-            problems.append(f"response id {m.group(2)!r} but {ident!r} was sent")
-        return Response(m.group(1) == "=", m.group(2), (m.group(3) or "").strip(), raw), problems
-
-    def command(self, line: str) -> tuple[Response, list[str]]:
-        m = _TEST_LINE.match(line)
-        self.send_raw(line.encode("utf-8") + b"\n")
-        return self.read_response((m.group(1).lstrip("0") or "0") if m else "")
-
-    def finish(self, send_quit: bool = True) -> list[str]:
-        """Quit (optionally), wait for exit; problems: exit status, leftover output."""
-        problems = []
-        try:
-            if send_quit:
-                resp, probs = self.command("quit")
-                problems += probs
-                if not resp.ok:
-                    problems.append(f"quit failed: {resp.raw!r}")
-        except EngineDied as e:
-            problems.append(f"quit: {e}")
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            status = self.proc.wait(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return problems + ["engine did not exit after quit/EOF"]
-        if status != 0:
-            problems.append(f"exit status {status}")
-        leftover = []
-        while True:
-            try:
-                line = self.lines.get(timeout=2.0)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            leftover.append(line)
-        if leftover:
-            problems.append(f"output after the last response: {b''.join(leftover)[:200]!r}")
-        return problems
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+def _command(engine: GtpProcess, line: str) -> tuple[Response, list[str]]:
+    """Send one .tst line; the response and its framing problems (the id must be echoed)."""
+    m = _TEST_LINE.match(line)
+    engine.send_raw(line.encode("utf-8") + b"\n")
+    resp = engine.read_response((m.group(1).lstrip("0") or "0") if m else "")
+    return resp, resp.problems
 
 
 # ------------------------------------------------------------------------------------------
@@ -226,7 +117,7 @@ def run_file(path: Path, argv: list[str], env: dict[str, str] | None,
                 for w in ln.split()[2:]]
     names = [ln.strip()[len("# @name"):].strip() for ln in lines
              if ln.strip().startswith("# @name")]
-    engine = GtpProcess(argv, cwd=path.parent, env=env, timeout=timeout)
+    engine = _start(argv, path.parent, env, timeout)
     quit_sent = False
     pending: tuple | None = None  # (where, label, response, problems) awaiting its pattern
 
@@ -248,14 +139,14 @@ def run_file(path: Path, argv: list[str], env: dict[str, str] | None,
 
     try:
         if required:
-            resp, probs = engine.command("list_commands")
+            resp, probs = _command(engine, "list_commands")
             known = set(resp.text.split()) if resp.ok else set()
             missing = [c for c in required if c not in known]
             if missing:
                 result.skipped = "engine lacks " + " ".join(missing)
                 return result
         for pattern in names:
-            resp, probs = engine.command("name")
+            resp, probs = _command(engine, "name")
             if not re.fullmatch(pattern, resp.text):
                 result.skipped = f"engine name {resp.text!r} does not match [{pattern}]"
                 return result
@@ -273,7 +164,7 @@ def run_file(path: Path, argv: list[str], env: dict[str, str] | None,
                 continue
             if quit_sent:
                 raise ValueError(f"{where}: command after quit")
-            resp, probs = engine.command(line)
+            resp, probs = _command(engine, line)
             if verbose:
                 print(f"  > {line}\n  < {resp.raw}")
             is_test = _TEST_LINE.match(line) is not None
@@ -286,7 +177,7 @@ def run_file(path: Path, argv: list[str], env: dict[str, str] | None,
             result.outcomes.append(Outcome(f"{path.name}:end", "quit/exit", False, False,
                                            problem))
     except EngineDied as e:
-        tail = "".join(engine.stderr_tail[-5:]).strip()
+        tail = engine.stderr_tail()
         result.outcomes.append(Outcome(path.name, "engine", False, False,
                                        f"{e}" + (f"; stderr: {tail}" if tail else "")))
     finally:
@@ -310,8 +201,8 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
     def expect(engine: GtpProcess, label: str, data: bytes, ident: str, ok: bool | None,
                text: str | None) -> Response | None:
         engine.send_raw(data)
-        resp, probs = engine.read_response(ident)
-        why = list(probs)
+        resp = engine.read_response(ident)
+        why = list(resp.problems)
         if ok is not None and resp.ok != ok:
             why.append(f"expected {'success' if ok else 'failure'}")
         if text is not None and re.fullmatch(text, resp.text, re.MULTILINE | re.DOTALL) is None:
@@ -320,11 +211,12 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
                     "; ".join(why) + f" (got {resp.raw!r})" if why else ""))
         return resp
 
-    engine = GtpProcess(argv, env=env, timeout=timeout)
+    engine = _start(argv, None, env, timeout)
     try:
         expect(engine, "protocol_version without id", b"protocol_version\n", "", True, "2")
         name = expect(engine, "name", b"name\n", "", True, r".+")
         expect(engine, "id echoed", b"7 protocol_version\n", "7", True, "2")
+        expect(engine, "the same id again", b"7 protocol_version\n", "7", True, "2")
         expect(engine, "id 0", b"0 protocol_version\n", "0", True, "2")
         expect(engine, "CR LF line end", b"8 name\r\n", "8", True, re.escape(name.text))
         expect(engine, "tabs as separators", b"\t9\tprotocol_version\t\n", "9", True, "2")
@@ -336,9 +228,9 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
                b"12 proto\x01col_ver\x7fsion\x00\n", "12", True, "2")
         expect(engine, "two commands in one write (1)", b"13 name\n14 version\n", "13",
                True, None)
-        resp, probs = engine.read_response("14")
-        add(Outcome("framing", "two commands in one write (2)", resp.ok and not probs, False,
-                    "; ".join(probs) or ("" if resp.ok else resp.raw)))
+        resp = engine.read_response("14")
+        add(Outcome("framing", "two commands in one write (2)", resp.ok and not resp.problems,
+                    False, "; ".join(resp.problems) or ("" if resp.ok else resp.raw)))
         expect(engine, "unknown command", b"15 surely-not-a-gtp-command\n", "15", False,
                r"(?i)unknown command.*")
         expect(engine, "invalid UTF-8 is answered, not fatal", b"16 \xff\xfe\xc3(\n", "16",
@@ -351,8 +243,8 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
         bad = []
         for i, c in enumerate(names):
             engine.send_raw(f"{100 + i} known_command {c}\n".encode())
-            resp, probs = engine.read_response(str(100 + i))
-            if probs or not resp.ok or resp.text != "true":
+            resp = engine.read_response(str(100 + i))
+            if resp.problems or not resp.ok or resp.text != "true":
                 bad.append(c)
         add(Outcome("framing", "known_command true for every listed command", not bad, False,
                     "not known: " + " ".join(bad) if bad else ""))
@@ -366,7 +258,7 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
     finally:
         engine.kill()
 
-    engine = GtpProcess(argv, env=env, timeout=timeout)
+    engine = _start(argv, None, env, timeout)
     try:
         expect(engine, "answers before EOF", b"1 name\n", "1", True, r".+")
         problems = engine.finish(send_quit=False)  # closes stdin: EOF
@@ -404,13 +296,15 @@ def main(engine_cmd: str | None = None, files: list[str] | None = None, *,
         argv, env = default_engine()
     # None: the whole suite; an empty list: only the built-in checks.
     paths = sorted(CONFORMANCE_DIR.glob("*.tst")) if files is None else [Path(f) for f in files]
-    results = [framing_checks(argv, env, timeout)] if builtin else []
-    for path in paths:
+    results = []
+    for path in ([None] if builtin else []) + paths:
         try:
-            results.append(run_file(path.resolve(), argv, env, timeout, verbose))
-        except ValueError as e:  # a malformed .tst file
-            results.append(FileResult(str(path), [Outcome(str(path), "file", False, False,
-                                                          str(e))]))
+            results.append(framing_checks(argv, env, timeout) if path is None else
+                           run_file(path.resolve(), argv, env, timeout, verbose))
+        except (ValueError, EngineError) as e:  # a malformed .tst file, an engine that
+            where = str(path or "[built-in framing]")  # cannot start
+            results.append(FileResult(where, [Outcome(where, "file" if isinstance(
+                e, ValueError) else "engine", False, False, str(e))]))
     totals = {"passed": 0, "FAILED": 0, "expected failures": 0, "unexpected passes": 0}
     skipped = 0
     for res in results:

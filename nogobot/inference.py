@@ -12,7 +12,8 @@ from ``nogobot.features`` and returns an ``Evaluation``:
 
 ``OnnxEvaluator`` loads NAME.onnx and checks its sidecar NAME.yaml (format version, feature
 version, plane count, sha256 of the .onnx); every loading problem raises one ``ModelError`` naming
-the file. Device choice (``device=``):
+the file. The checks of the files themselves are ``modelfile.check_model`` (no numpy, numba or
+onnxruntime: the commands run it at start-up, before they speak their protocol). Device choice (``device=``):
 
 * ``"cpu"``: CPU provider with ORT_ENABLE_ALL, intra-op threads = ``threads`` (default: all
   cores), inter-op 1, sequential execution, spinning off unless ``spin`` (search threads share
@@ -31,7 +32,6 @@ The GPU paths are written from the onnxruntime docs and were not run on a GPU ye
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 import warnings
@@ -39,20 +39,23 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 import numpy as np
-import yaml
 
 from .features import FEATURE_VERSION, NUM_PLANES, boards_planes
+from .modelfile import (  # noqa: F401 -- re-exported: the model files' checks live there
+    DEFAULT_MODEL_NAME,
+    KNOWN_SIDECAR_FORMATS,
+    OUTPUT_NAMES,
+    SIDECAR_FORMAT_VERSION,
+    ModelError,
+    check_model,
+    default_model_path,
+    onnx_io,
+    read_sidecar,
+    sidecar_path,
+)
 
-SIDECAR_FORMAT_VERSION = 1
-KNOWN_SIDECAR_FORMATS = (1,)
-DEFAULT_MODEL_NAME = "nogobot-b6c32-sp1"
-OUTPUT_NAMES = ("policy", "value", "dominion", "score")
 DEVICES = ("auto", "cpu", "cuda", "tensorrt")
 GPU_BATCH_SIZES = (1, 8, 16, 32, 64, 128, 256)
-
-
-class ModelError(RuntimeError):
-    """A model file or its sidecar cannot be used; the message names the file and the problem."""
 
 
 class ProviderFallbackWarning(UserWarning):
@@ -127,48 +130,6 @@ class UniformEvaluator(Evaluator):
 # --------------------------------------------------------------------------------------------
 
 
-def sidecar_path(model_path) -> Path:
-    return Path(model_path).with_suffix(".yaml")
-
-
-def read_sidecar(model_path) -> dict:
-    """Load and validate NAME.yaml beside NAME.onnx; raises ModelError."""
-    side = sidecar_path(model_path)
-    if not side.is_file():
-        raise ModelError(f"{model_path}: its sidecar {side.name} is missing (every model ships "
-                         "with a YAML sidecar; re-export it with `nogobot export`)")
-    try:
-        meta = yaml.safe_load(side.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ModelError(f"{side}: sidecar is not valid YAML ({e})") from None
-    if not isinstance(meta, dict):
-        raise ModelError(f"{side}: sidecar is not a YAML mapping")
-    fmt = meta.get("format_version")
-    if fmt not in KNOWN_SIDECAR_FORMATS:
-        raise ModelError(f"{side}: unknown sidecar format_version {fmt!r} "
-                         f"(this nogobot reads {list(KNOWN_SIDECAR_FORMATS)})")
-    fv = meta.get("feature_version")
-    if fv != FEATURE_VERSION:
-        raise ModelError(f"{model_path}: unknown feature version {fv!r} (this nogobot computes "
-                         f"feature version {FEATURE_VERSION}); use a model exported for it")
-    planes = meta.get("planes")
-    if planes != NUM_PLANES:
-        raise ModelError(f"{model_path}: the model expects {planes!r} input planes, "
-                         f"feature version {FEATURE_VERSION} has {NUM_PLANES}")
-    return meta
-
-
-def default_model_path() -> Path:
-    """models/<DEFAULT_MODEL_NAME>.onnx: package data (nogobot/models/) if shipped there, else the
-    repository's models/ folder beside the package (an editable install)."""
-    fname = DEFAULT_MODEL_NAME + ".onnx"
-    pkg = Path(__file__).resolve().parent
-    for folder in (pkg / "models", pkg.parent / "models"):
-        if (folder / fname).is_file():
-            return folder / fname
-    return pkg.parent / "models" / fname
-
-
 @contextlib.contextmanager
 def _quiet_provider_probe():
     """onnxruntime prints EP fallback notices on stdout (which would corrupt GTP) and logs
@@ -194,21 +155,8 @@ class OnnxEvaluator(Evaluator):
         if device not in DEVICES:
             raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ModelError(f"{self.path}: model file not found")
-        self.meta = read_sidecar(self.path)
+        self.meta, data = check_model(self.path)
         self.name = str(self.meta.get("name", self.path.stem))
-        try:
-            data = self.path.read_bytes()
-        except OSError as e:
-            raise ModelError(f"{self.path}: cannot read the model ({e})") from None
-        if not data:
-            raise ModelError(f"{self.path}: model file is empty")
-        want = self.meta.get("sha256")
-        if want and hashlib.sha256(data).hexdigest() != want:
-            raise ModelError(f"{self.path}: contents do not match the sha256 in "
-                             f"{sidecar_path(self.path).name} (truncated, corrupt or replaced "
-                             "file; re-export or re-download both files)")
         self.threads = int(threads) if threads else (os.cpu_count() or 1)
         self.requested_device = device
         self.fp16 = False

@@ -397,14 +397,19 @@ class MCTSAgent:
     def plan(self, seconds=None):
         """Search limits and the time manager's stop hook for ``seconds``: a number (a fixed
         time), a ``timecontrol.MoveBudget`` (plan, hard maximum, early stop, extension), or None
-        (the agent's own default). Fixed playouts and emergencies get no stopper."""
+        (the agent's own default). Emergencies get no stopper.
+
+        Fixed playouts (``nogobot gtp --playouts N``) against a GTP budget search exactly N
+        playouts: the clock is not consulted (reproducible runs, tests; a large N can lose on
+        time). Only an only move, a proven result or the endgame solver's answer comes sooner.
+        With a number (Botzone's per-move time) both limits apply, whichever comes first."""
         from .timecontrol import MoveBudget, SearchStopper
 
         if isinstance(seconds, MoveBudget):
-            limits = SearchLimits(playouts=self.playouts, seconds=seconds.maximum)
-            stopper = None
-            if not seconds.emergency and self.playouts is None:
-                stopper = SearchStopper(seconds)
+            if self.playouts is not None:
+                return SearchLimits(playouts=self.playouts), None
+            limits = SearchLimits(seconds=seconds.maximum)
+            stopper = None if seconds.emergency else SearchStopper(seconds)
             return limits, stopper
         secs = seconds if seconds is not None else self.seconds
         return SearchLimits(playouts=self.playouts, seconds=secs), None

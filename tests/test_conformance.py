@@ -124,7 +124,7 @@ def test_cli_entry_point(fake, tmp_path):
 def test_generic_framing_checks_pass_on_a_correct_engine(fake):
     status, report = run(fake(), [])
     assert status == 0, report
-    assert "20 passed" in report
+    assert "21 passed" in report
 
 
 def test_pattern_semantics(fake, tmp_path):

@@ -37,6 +37,7 @@ def session(agent, **kw):
 def test_sudden_death_clock_is_charged_and_budgets_shrink():
     agent = RecordingAgent()
     engine, handler, logged = session(agent, clock=TimeControl.sudden_death(60))
+    engine.handle("showboard")  # the rules kernels load first (serve's warm-up does that)
     for _ in range(3):
         assert engine.handle("genmove b").startswith("= ")
     first, last = agent.budgets[0], agent.budgets[-1]

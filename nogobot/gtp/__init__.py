@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,26 +25,12 @@ from .engine import Engine, stderr_logger
 __all__ = ["ClockSettings", "Engine", "NoGoCommands", "serve"]
 
 
-def _warm_up(size: int) -> None:
-    """Import board.py and run its kernels once on a scratch board (loads numba's cache).
-
-    Touches no engine state; numba serialises compilation, so the main thread using the same
-    kernels meanwhile simply waits for them."""
-    try:
-        from ..board import Board
-
-        b = Board(size)
-        b.play(int(b.legal_moves()[0]))
-        b.copy().undo()
-    except Exception:  # noqa: BLE001, S110 -- a failed warm-up only costs the first move time
-        pass
-
-
 def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
           version: str = __version__, instream: Any = None, outstream: Any = None,
           errstream: Any = None, board_size: int = 9, seconds: float | None = None,
-          quiet: bool = False, warmup: bool = False, time_control: Any = None,
-          time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto") -> int:
+          quiet: bool = False, warmup: bool | str = False, time_control: Any = None,
+          time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto",
+          network: bool = True) -> int:
     """Run the GTP loop until ``quit`` or end of input; returns the exit status (0).
 
     ``agent_factory()`` builds the move generator the first time a move is generated.
@@ -56,8 +41,10 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     ``seconds``; ``time_policy`` tunes the budget; ``ponder`` thinks on the opponent's time
     (agents with a ``ponder`` method) until the next input line. ``live_gfx`` (auto, on,
     off): GoGui live graphics on ``errstream`` while searching (auto: once GoGui asked for
-    ``gogui-analyze_commands``). ``warmup`` loads the rules core (numba) in a background thread
-    while the first commands are answered, so the first move is not slowed by it."""
+    ``gogui-analyze_commands``). ``network=False`` (a baseline agent) leaves out the commands
+    only the network player answers (analysis, GoGui views, interrupt). ``warmup`` (a ``nogobot.warmup`` kind, or True for ``rules``)
+    loads numba's kernels in a background thread while the first commands are answered, and
+    announces a cold cache on the log (see ``nogobot.warmup``)."""
     info = stderr_logger(errstream, quiet)
     errors = stderr_logger(errstream)
     clock = time_control
@@ -65,10 +52,12 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
         clock = ClockSettings.sudden_death(seconds)
     handler = NoGoCommands(agent_factory, board_size=board_size, clock=clock, log=info,
                            time_policy=time_policy, ponder=ponder, live_gfx=live_gfx,
-                           gfx_stream=errstream)
+                           gfx_stream=errstream, network=network)
     engine = Engine(handler, name=name, version=version, log=errors)
     if warmup:
-        threading.Thread(target=_warm_up, args=(board_size,), daemon=True).start()
+        from .. import warmup as kernels  # standard library only until the thread runs
+
+        kernels.start("rules" if warmup is True else warmup, log=info)
     if instream is None:
         instream = sys.stdin.buffer
     if outstream is None:

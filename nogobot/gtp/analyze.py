@@ -60,6 +60,16 @@ ANALYZE_COMMANDS = (
 )
 
 
+# Commands only the network player answers; an engine without it (``nogobot agent NAME``,
+# ``nogobot gtp --agent greedy``) does not list them (GoGui would show a dead Analyze menu).
+NETWORK_COMMANDS = (
+    "nogobot-policy", "nogobot-policy_board", "nogobot-dominion", "nogobot-value",
+    "nogobot-visits", "nogobot-candidates", "nogobot-candidates_table", "nogobot-pv",
+    "lz-analyze", "kata-analyze", "analyze", "lz-genmove_analyze", "kata-genmove_analyze",
+    "genmove_analyze", "gogui-interrupt",
+)
+
+
 @dataclass
 class _Search:
     """A finished search of one position, kept for the GoGui views."""
@@ -91,9 +101,12 @@ class AnalyzeCommands:
     """Mixin of NoGoCommands: analysis commands, live graphics, interrupt, parameters."""
 
     # -- set-up -------------------------------------------------------------------------------
-    def _init_analysis(self, live_gfx: str = "auto", gfx_stream: Any = None) -> None:
+    def _init_analysis(self, live_gfx: str = "auto", gfx_stream: Any = None,
+                       network: bool = True) -> None:
         if live_gfx not in ("auto", "on", "off"):
             raise ValueError(f"live_gfx must be auto, on or off, not {live_gfx!r}")
+        # Not offered without the network player (the protocol engine drops them).
+        self.hidden_commands = () if network else NETWORK_COMMANDS
         self.channel = Channel()  # replaced by the engine's (attach_channel)
         self.live_gfx = live_gfx
         self.live_gfx_interval = 0.5
@@ -112,7 +125,8 @@ class AnalyzeCommands:
     @command("gogui-analyze_commands")
     def cmd_gogui_analyze_commands(self) -> str:
         self._gogui = True
-        return "\n".join(ANALYZE_COMMANDS)
+        return "\n".join(c for c in ANALYZE_COMMANDS
+                         if c.split("/")[2].split()[0] not in self.hidden_commands)
 
     @command("gogui-interrupt")
     def cmd_gogui_interrupt(self) -> None:

@@ -62,7 +62,7 @@ class NoGoCommands(AnalyzeCommands):
                  clock: clocks.ClockSettings | None = None,
                  log: Callable[[str], None] = lambda msg: None,
                  time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto",
-                 gfx_stream: Any = None):
+                 gfx_stream: Any = None, network: bool = True):
         if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
             raise ValueError(f"board size {board_size} outside "
                              f"{coords.MIN_SIZE}..{coords.MAX_SIZE}")
@@ -78,7 +78,7 @@ class NoGoCommands(AnalyzeCommands):
         self._preloading = False
         self._ponder_stop = None
         self._ponder_thread = None
-        self._init_analysis(live_gfx=live_gfx, gfx_stream=gfx_stream)
+        self._init_analysis(live_gfx=live_gfx, gfx_stream=gfx_stream, network=network)
         self._new_game()
         self._preload_agent()
 
@@ -190,16 +190,23 @@ class NoGoCommands(AnalyzeCommands):
     def _generate(self, colour: int, play: bool) -> str:
         """The agent's move for ``colour`` (either colour may be asked, as GTP allows); the
         game state changes only by playing that move (``resign`` changes nothing)."""
+        start = time.monotonic()  # the clock runs from receipt (the first board may compile)
         board = self.board
         if board.num_legal(colour) == 0:
             return "resign"
-        start = time.monotonic()
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
-        agent = self._get_agent()  # the first call may load the network: that time counts too
+        # The first call may load the network and wait for the search kernels to compile.
+        agent = self._get_agent()
         budget = self.move_budget(colour)
-        if self.clock.settings.kind != "none":  # on a clock, loading time is thinking time
-            budget = budget.after(time.monotonic() - start)
+        waited = time.monotonic() - start
+        if self.clock.settings.kind != "none":
+            # On a clock, loading time is thinking time, but never below the emergency minimum
+            # (policy + a tiny search): a cold start must not leave a 1-playout move. Without a
+            # clock the search gets its whole time from when it is ready.
+            from ..timecontrol import TimePolicy
+
+            budget = budget.after(waited, floor=(self.time_policy or TimePolicy()).min_per_move)
         p = self._think(agent, work, budget)  # analyze.py: interruptible, live graphics
         try:
             p = int(p)
@@ -225,7 +232,8 @@ class NoGoCommands(AnalyzeCommands):
                 else f"{st.period_left:.1f}s period")
         self.log(f"time: {_NAME[colour]} move {len(board.moves)} {answer}: planned "
                  f"{budget.planned:.2f}s max {budget.maximum:.2f}s used {used:.2f}s left {left}"
-                 + (" EMERGENCY" if budget.emergency else ""))
+                 + (" EMERGENCY" if budget.emergency else "")
+                 + (f" (search ready after {waited:.2f}s)" if waited >= 0.05 else ""))
         if play:
             self._start_pondering(agent)
         return answer

@@ -299,6 +299,8 @@ class Engine:
                 if attr.startswith("cmd_"):
                     fn = getattr(owner, attr)
                     self.commands[getattr(fn, "gtp_name", attr[4:])] = _Command(fn)
+        for name in getattr(handler, "hidden_commands", ()):  # listed only if answered
+            self.commands.pop(name, None)
 
     # -- protocol commands ----------------------------------------------------------------
     def cmd_protocol_version(self) -> str:

@@ -1,0 +1,164 @@
+"""Loading numba's kernels once per process, and compiling them once per install.
+
+numba compiles every kernel (``cache=True``) the first time a process uses it and writes the
+result to its cache (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``); later processes
+only load it. Measured on the 2-core CI-like machine: compiling everything the network player
+uses (rules, features, search, endgame solver) takes about 23 s, loading it about 0.3 s.
+
+* ``nogobot warmup`` compiles ahead of time, at a moment the user chooses (the README's set-up
+  command runs it), and also the baselines' kernels and a load of the shipped network.
+* ``nogobot gtp`` starts ``start(kind)`` in a background thread at start-up, so ``name`` answers
+  at once, and the network player's factory calls ``wait(kind)`` before it returns: a search
+  never starts before its kernels are ready, so compilation is never paid inside a search's time.
+* A cold cache is announced once on stderr (``announce``), before compiling.
+
+Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + MCTS + the
+endgame solver: the network player), ``agents`` (the rollout and alphabeta baselines).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+KINDS = ("rules", "search", "agents")
+COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (about 25 s on 2 cores; "
+                "`nogobot warmup` does it ahead of time)...")
+
+_lock = threading.Lock()
+_events: dict[str, threading.Event] = {}
+_announced = False
+
+
+def _entry_kernels(kind: str) -> list:
+    """The numba dispatchers whose cache entries show whether ``kind`` is compiled."""
+    from . import board
+
+    kernels = [board._play]  # the entry points called from Python (callees come with them)
+    if kind == "search":
+        from . import features, mcts, solver
+
+        kernels += [features.fill_planes, mcts.select_batch, mcts.expand_and_backup,
+                    mcts.reroot, solver._solve_root]
+    elif kind == "agents":
+        from .agents import alphabeta, rollout
+
+        kernels += [rollout._uct_batch, alphabeta._root]
+    return kernels
+
+
+def cold(kind: str) -> bool | None:
+    """True when some kernel of ``kind`` has no usable entry in numba's on-disk cache (this
+    process would compile it), False when all have one, None when that cannot be told."""
+    try:
+        for k in _entry_kernels(kind):
+            if k.signatures:  # already compiled or loaded in this process
+                continue
+            index = k._cache._cache_file._load_index()  # {} when missing or stale
+            if not index:
+                return True
+        return False
+    except Exception:  # noqa: BLE001 -- numba internals: only the announcement depends on it
+        return None
+
+
+def announce(log: Callable[[str], None] | None = None) -> None:
+    """Say once per process, on stderr (or ``log``), that kernels are being compiled."""
+    global _announced
+    with _lock:
+        if _announced:
+            return
+        _announced = True
+    (log or (lambda m: print(m, file=sys.stderr, flush=True)))(COLD_MESSAGE)
+
+
+def _run_rules() -> None:
+    from .board import Board
+
+    b = Board(9)
+    for _ in range(6):
+        b.play(int(b.legal_moves()[0]))
+    b.is_legal(int(b.legal_moves()[0]), b.to_move)
+    b.copy().undo()
+    b.num_legal(3 - b.to_move)
+
+
+def _run_search() -> None:
+    """A tiny search with tree reuse and an endgame solve: every kernel the player runs."""
+    import numpy as np
+
+    from .board import Board
+    from .features import boards_planes
+    from .inference import UniformEvaluator
+    from .mcts import SearchConfig
+    from .player import SearchLimits, Searcher
+
+    b = Board(9)
+    boards_planes([b])
+    s = Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=4, max_tree_mb=4), seed=0)
+    r = s.search(b, SearchLimits(playouts=32))
+    b.play(r.move)
+    b.play(int(b.legal_moves()[0]))
+    s.search(b, SearchLimits(playouts=32))  # reuses the subtree: reroot
+    rng = np.random.default_rng(0)
+    end = Board(9)
+    while not end.is_terminal() and end.geo.area - end.ply > 18:
+        moves = end.legal_moves()
+        end.play(int(moves[rng.integers(len(moves))]))
+    if not end.is_terminal():
+        s.search(end, SearchLimits(playouts=8))  # the exact solver runs first here
+
+
+def _run_agents() -> None:
+    from .agents.registry import make_agent
+    from .board import Board
+
+    for name, opts in (("rollout", {"playouts": 50}), ("alphabeta", {"depth": 2})):
+        make_agent(name, seed=0, **opts).select_move(Board(9), 0.05)
+
+
+_RUN = {"rules": _run_rules, "search": _run_search, "agents": _run_agents}
+
+
+def load(kind: str, log: Callable[[str], None] | None = None) -> float:
+    """Compile or load ``kind``'s kernels now (once per process; other callers wait for the
+    first). Announces a cold cache first. Returns the seconds this call took."""
+    t0 = time.perf_counter()
+    with _lock:
+        event = _events.get(kind)
+        owner = event is None
+        if owner:
+            event = _events[kind] = threading.Event()
+    if not owner:
+        event.wait()
+        return time.perf_counter() - t0
+    try:
+        if cold(kind):
+            announce(log)
+        if kind != "rules":
+            load("rules", log)
+        _RUN[kind]()
+    finally:
+        event.set()  # a failure is not retried: the caller's own use will raise it properly
+    return time.perf_counter() - t0
+
+
+def start(kind: str, log: Callable[[str], None] | None = None) -> threading.Thread:
+    """``load(kind)`` in a daemon thread (the process can still exit while it compiles)."""
+
+    def run() -> None:
+        try:
+            load(kind, log)
+        except Exception as e:  # noqa: BLE001 -- the first real use reports it
+            (log or (lambda m: print(m, file=sys.stderr)))(f"nogobot: warm-up failed: {e}")
+
+    t = threading.Thread(target=run, name=f"warmup-{kind}", daemon=True)
+    t.start()
+    return t
+
+
+def wait(kind: str, log: Callable[[str], None] | None = None) -> float:
+    """Block until ``kind``'s kernels are ready (loading them here if nobody started to)."""
+    return load(kind, log)
