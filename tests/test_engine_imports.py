@@ -1,5 +1,5 @@
-"""The engine path never imports torch or nogobot.train: the bot runs on numpy, numba and
-onnxruntime alone (DESIGN.md dependency direction)."""
+"""The engine path never imports torch, ray, nogobot.train or nogobot.cluster: the bot runs on
+numpy, numba and onnxruntime alone (DESIGN.md dependency direction)."""
 
 import subprocess
 import sys
@@ -16,7 +16,8 @@ out = io.StringIO()
 serve(lambda: agent, instream=io.StringIO("boardsize 9\\ngenmove b\\ngenmove w\\n"),
       outstream=out, errstream=io.StringIO())
 assert out.getvalue().count("= ") >= 3, out.getvalue()
-bad = sorted(m for m in sys.modules if m == "torch" or m.startswith(("torch.", "nogobot.train")))
+bad = sorted(m for m in sys.modules if m in ("torch", "ray")
+             or m.startswith(("torch.", "ray.", "nogobot.train", "nogobot.cluster")))
 print("LOADED:" + ",".join(bad))
 """
 
