@@ -741,7 +741,8 @@ def warmup_cmd(model, agents) -> None:
     except ModelError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"network {path}: loads ({ev.describe()}, {time.perf_counter() - t0:.2f} s)")
-    kinds = [("rules", "rules"), ("search", "search (features, MCTS, endgame solver)")]
+    kinds = [("rules", "rules"), ("search", "search (features, MCTS)"),
+             ("later", "tree reuse and endgame solver")]
     if agents:
         kinds.append(("agents", "baseline agents'"))
     for kind, label in kinds:

@@ -8,12 +8,15 @@ uses (rules, features, search, endgame solver) takes about 23 s, loading it abou
 * ``nogobot warmup`` compiles ahead of time, at a moment the user chooses (the README's set-up
   command runs it), and also the baselines' kernels and a load of the shipped network.
 * ``nogobot gtp`` starts ``start(kind)`` in a background thread at start-up, so ``name`` answers
-  at once, and the network player's factory calls ``wait(kind)`` before it returns: a search
-  never starts before its kernels are ready, so compilation is never paid inside a search's time.
+  at once, and the network player's factory calls ``wait("search")`` before it returns: a
+  search never starts before its kernels are ready, so compilation is never paid inside a
+  search's time (the first move's search only competes with ``later`` loading beside it).
 * A cold cache is announced once on stderr (``announce``), before compiling.
 
-Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + MCTS + the
-endgame solver: the network player), ``agents`` (the rollout and alphabeta baselines).
+Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + the MCTS
+kernels of a first move: what the network player waits for), ``later`` (tree reuse and the
+endgame solver, loaded in the background right after ``search``), ``agents`` (the rollout and
+alphabeta baselines).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 
-KINDS = ("rules", "search", "agents")
+KINDS = ("rules", "search", "later", "agents")
 COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (about 25 s on 2 cores; "
                 "`nogobot warmup` does it ahead of time)...")
 
@@ -38,10 +41,13 @@ def _entry_kernels(kind: str) -> list:
 
     kernels = [board._play]  # the entry points called from Python (callees come with them)
     if kind == "search":
-        from . import features, mcts, solver
+        from . import features, mcts
 
-        kernels += [features.fill_planes, mcts.select_batch, mcts.expand_and_backup,
-                    mcts.reroot, solver._solve_root]
+        kernels += [features.fill_planes, mcts.select_batch, mcts.expand_and_backup]
+    elif kind == "later":
+        from . import mcts, solver
+
+        kernels += [mcts.reroot, solver._solve_root]
     elif kind == "agents":
         from .agents import alphabeta, rollout
 
@@ -85,21 +91,33 @@ def _run_rules() -> None:
     b.num_legal(3 - b.to_move)
 
 
+def _searcher():
+    from .inference import UniformEvaluator
+    from .mcts import SearchConfig
+    from .player import Searcher
+
+    return Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=4, max_tree_mb=4), seed=0)
+
+
 def _run_search() -> None:
-    """A tiny search with tree reuse and an endgame solve: every kernel the player runs."""
+    """A tiny search: the kernels of a first move (rules, features, select, expand)."""
+    from .board import Board
+    from .features import boards_planes
+    from .player import SearchLimits
+
+    boards_planes([Board(9)])
+    _searcher().search(Board(9), SearchLimits(playouts=32))
+
+
+def _run_later() -> None:
+    """The kernels a first move does not need: tree reuse (reroot), the endgame solver."""
     import numpy as np
 
     from .board import Board
-    from .features import boards_planes
-    from .inference import UniformEvaluator
-    from .mcts import SearchConfig
-    from .player import SearchLimits, Searcher
+    from .player import SearchLimits
 
-    b = Board(9)
-    boards_planes([b])
-    s = Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=4, max_tree_mb=4), seed=0)
-    r = s.search(b, SearchLimits(playouts=32))
-    b.play(r.move)
+    s, b = _searcher(), Board(9)
+    b.play(s.search(b, SearchLimits(playouts=32)).move)
     b.play(int(b.legal_moves()[0]))
     s.search(b, SearchLimits(playouts=32))  # reuses the subtree: reroot
     rng = np.random.default_rng(0)
@@ -119,7 +137,8 @@ def _run_agents() -> None:
         make_agent(name, seed=0, **opts).select_move(Board(9), 0.05)
 
 
-_RUN = {"rules": _run_rules, "search": _run_search, "agents": _run_agents}
+_RUN = {"rules": _run_rules, "search": _run_search, "later": _run_later,
+        "agents": _run_agents}
 
 
 def load(kind: str, log: Callable[[str], None] | None = None) -> float:
@@ -146,11 +165,14 @@ def load(kind: str, log: Callable[[str], None] | None = None) -> float:
 
 
 def start(kind: str, log: Callable[[str], None] | None = None) -> threading.Thread:
-    """``load(kind)`` in a daemon thread (the process can still exit while it compiles)."""
+    """``load(kind)`` in a daemon thread (the process can still exit while it compiles); after
+    ``search``, also ``later`` (what the first move does not need)."""
 
     def run() -> None:
         try:
             load(kind, log)
+            if kind == "search":
+                load("later", log)
         except Exception as e:  # noqa: BLE001 -- the first real use reports it
             (log or (lambda m: print(m, file=sys.stderr)))(f"nogobot: warm-up failed: {e}")
 

@@ -5,6 +5,7 @@ engine whose faults are switched on from its command line)."""
 from __future__ import annotations
 
 import io
+import re
 import shlex
 import subprocess
 import sys
@@ -102,6 +103,11 @@ def test_whole_suite_passes_against_nogobot():
     files = sorted(p.name for p in (ROOT / "gtp_conformance").glob("*.tst"))
     assert len(files) >= 12
     assert int(report.rsplit("files", 1)[0].split()[-1]) == len(files) + 1  # + built-in
+    # The README quotes the suite's size; it must not drift from the real count.
+    passed = int(re.search(r"(\d+) passed", report).group(1))
+    quoted = re.search(r"passes all ([\d,]+) checks", (ROOT / "README.md").read_text())
+    assert quoted and int(quoted.group(1).replace(",", "")) == passed, (
+        f"README says {quoted and quoted.group(1)} conformance checks, the suite has {passed}")
 
 
 def test_cli_entry_point(fake, tmp_path):

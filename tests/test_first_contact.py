@@ -1,0 +1,309 @@
+"""A new user's first contact (issue 15): the first move after a slow start is a real search,
+`--playouts N` means N playouts, bad input is refused at start-up with one line, baseline agents
+list only what they answer, one GTP subprocess controller, and the kernels' warm-up
+(`nogobot warmup`, the cold-start announcement). The README's commands are run from a fresh copy
+of the repository in test_readme.py."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nogobot.gtp import Engine, NoGoCommands
+from nogobot.inference import UniformEvaluator
+from nogobot.mcts import SearchConfig
+from nogobot.modelfile import ModelError, check_model, default_model_path
+from nogobot.player import MCTSAgent, SearchLimits
+from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def nogobot(*args: str, input: str = "", env: dict | None = None, timeout: float = 120,
+            pre: str = "") -> subprocess.CompletedProcess:
+    """``python -m nogobot ARGS`` (``pre``: Python run first, e.g. to hide a module)."""
+    code = f"{pre}\nimport sys\nfrom nogobot.cli import main\nsys.argv = ['nogobot'] + " \
+           f"{list(args)!r}\nmain()"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run([sys.executable, "-c", code], input=input, capture_output=True,
+                          text=True, timeout=timeout, env=env, check=False)
+
+
+def one_line_error(res: subprocess.CompletedProcess, *needles: str) -> None:
+    """Refused before speaking: non-zero exit, nothing on stdout, one stderr line with each
+    needle, no traceback."""
+    assert res.returncode != 0, res
+    assert res.stdout == "", res.stdout
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert "Traceback" not in res.stderr and len(lines) == 1, res.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+# -- the first move: compilation or loading never eats the search ------------------------------
+
+class SlowFactory:
+    """An agent factory that takes ``delay`` seconds (a cold start compiling kernels)."""
+
+    def __init__(self, delay: float, **agent_kw):
+        self.delay, self.agent_kw = delay, agent_kw
+        self.agent = None
+
+    def __call__(self):
+        time.sleep(self.delay)
+        self.agent = MCTSAgent(UniformEvaluator(), config=SearchConfig(batch_size=4,
+                                                                       max_tree_mb=8),
+                               seed=1, log=None, **self.agent_kw)
+        return self.agent
+
+
+def first_move(factory, **kw) -> tuple[str, list[str]]:
+    logged = []
+    engine = Engine(NoGoCommands(factory, log=logged.append, **kw), name="t", version="t")
+    return engine.handle("genmove b"), logged
+
+
+def test_without_a_clock_the_search_time_starts_when_the_search_is_ready():
+    factory = SlowFactory(1.0)
+    reply, logged = first_move(factory, time_policy=TimePolicy(no_limit_seconds=0.5))
+    assert reply.startswith("= ")
+    result = factory.agent.last_result
+    assert result.seconds >= 0.4 and result.playouts > 1  # the whole 0.5 s, after the wait
+    waited = [float(m) for line in logged for m in re.findall(r"search ready after ([\d.]+)s",
+                                                             line)]
+    assert waited and waited[0] >= 1.0, logged
+
+
+def test_on_a_clock_a_slow_start_still_leaves_the_emergency_minimum():
+    factory = SlowFactory(1.5)
+    # 3 s per move: the 1.5 s start leaves 1.5 s, the plan is shortened but searched.
+    reply, logged = first_move(factory, clock=TimeControl.per_move(3.0))
+    result = factory.agent.last_result
+    assert reply.startswith("= ") and result.seconds >= 1.0
+    # 1 s per move: the start took it all; still a search of the emergency minimum.
+    factory = SlowFactory(1.5)
+    reply, logged = first_move(factory, clock=TimeControl.per_move(1.0))
+    result = factory.agent.last_result
+    assert reply.startswith("= ")
+    assert result.seconds >= TimePolicy().min_per_move * 0.9 and result.playouts > 1, result
+
+
+def test_fixed_playouts_ignore_the_clock():
+    agent = MCTSAgent(UniformEvaluator(), playouts=300, log=None)
+    limits, stopper = agent.plan(MoveBudget(0.01, 0.02))
+    assert limits == SearchLimits(playouts=300) and stopper is None
+    # Botzone's per-move seconds still bound a fixed-playout search (whichever comes first).
+    assert agent.plan(0.5)[0] == SearchLimits(playouts=300, seconds=0.5)
+    factory = SlowFactory(0.0, playouts=300)
+    reply, _ = first_move(factory, clock=TimeControl.per_move(0.05))
+    assert reply.startswith("= ")
+    assert factory.agent.last_result.playouts >= 300
+    assert factory.agent.last_result.reason == "playouts"
+
+
+# -- bad input is refused at start-up -----------------------------------------------------------
+
+@pytest.fixture
+def model_copy(tmp_path):
+    src = default_model_path()
+    dst = tmp_path / "m.onnx"
+    shutil.copy(src, dst)
+    shutil.copy(src.with_suffix(".yaml"), dst.with_suffix(".yaml"))
+    return dst
+
+
+def truncate(path: Path, keep_checksum: bool = True) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    if not keep_checksum:
+        side = path.with_suffix(".yaml")
+        meta = yaml.safe_load(side.read_text())
+        meta.pop("sha256")
+        side.write_text(yaml.safe_dump(meta))
+
+
+def test_check_model_problems(model_copy):
+    meta, data = check_model(model_copy)
+    assert meta["planes"] == 12 and len(data) > 1000
+    side = model_copy.with_suffix(".yaml")
+    model_copy.rename(model_copy.with_suffix(".bak"))
+    with pytest.raises(ModelError, match=r"m\.onnx: model file not found"):
+        check_model(model_copy)  # the .onnx is missing, not the sidecar
+    model_copy.with_suffix(".bak").rename(model_copy)
+    truncate(model_copy)
+    with pytest.raises(ModelError, match=r"m\.onnx: contents do not match the sha256"):
+        check_model(model_copy)
+    truncate(model_copy, keep_checksum=False)
+    with pytest.raises(ModelError, match=r"m\.onnx: not a valid ONNX model \(truncated"):
+        check_model(model_copy)
+    side.unlink()
+    with pytest.raises(ModelError, match=r"sidecar m\.yaml is missing"):
+        check_model(model_copy)
+
+
+def test_a_graph_that_does_not_fit_is_refused(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    import hashlib
+
+    x = helper.make_tensor_value_info("planes", TensorProto.FLOAT, ["B", 7, "H", "W"])
+    y = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["B", 7, "H", "W"])
+    graph = helper.make_graph([helper.make_node("Identity", ["planes"], ["policy"])], "g",
+                              [x], [y])
+    path = tmp_path / "odd.onnx"
+    onnx.save(helper.make_model(graph), path)
+    meta = yaml.safe_load(default_model_path().with_suffix(".yaml").read_text())
+    meta["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_suffix(".yaml").write_text(yaml.safe_dump(meta))
+    with pytest.raises(ModelError, match=r"odd\.onnx: the graph takes 7 planes"):
+        check_model(path)
+
+
+@pytest.mark.parametrize("command", [
+    ["gtp"], ["gtp", "--time", "900"], ["botzone"], ["bench", "nn"], ["bench", "search"],
+    ["warmup"],
+])
+def test_commands_refuse_a_truncated_model_before_speaking(model_copy, command):
+    truncate(model_copy)
+    res = nogobot(*command, "--model", str(model_copy), input="name\n{\"requests\":[]}\n")
+    one_line_error(res, str(model_copy), "sha256")
+
+
+def test_train_match_refuses_a_missing_model(tmp_path):
+    res = nogobot("train", "match", str(tmp_path / "nope.onnx"), "greedy")
+    one_line_error(res, "nope.onnx", "model file not found")
+
+
+def test_gtp_refuses_a_missing_model_naming_the_onnx(model_copy):
+    model_copy.unlink()
+    res = nogobot("gtp", "--model", str(model_copy), input="name\n")
+    one_line_error(res, "m.onnx: model file not found")
+
+
+def test_botzone_that_cannot_start_says_one_line():
+    from nogobot.botzone import serve_botzone
+
+    def factory():
+        raise ModelError("x.onnx: contents do not match the sha256 in x.yaml")
+
+    out, err = io.StringIO(), io.StringIO()
+    status = serve_botzone(factory, instream=io.StringIO('{"requests":[{"x":-1,"y":-1}]}\n'),
+                           outstream=out, errstream=err)
+    assert status == 2 and out.getvalue() == ""
+    assert err.getvalue().strip() == ("nogobot botzone: cannot start: x.onnx: contents do not "
+                                      "match the sha256 in x.yaml")
+
+
+@pytest.mark.parametrize("value", ["300:30", "a:b:c", "300:30:0", "1:2:3:4"])
+def test_malformed_byoyomi_is_one_line(value):
+    res = nogobot("gtp", "--byoyomi", value, input="name\n")
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    assert "--byoyomi" in res.stderr and "MAIN:PERIOD:COUNT" in res.stderr
+
+
+HIDE_TORCH = "import sys; sys.modules['torch'] = None"
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "configs/tiny.yaml", "--run-dir", "RUN"],
+    ["selfplay", "--games", "1", "--out", "RUN"],
+    ["export", "README.md", "-o", "RUN/x.onnx"],
+])
+def test_training_without_torch_is_one_line(tmp_path, command):
+    args = [str(ROOT / a) if a.startswith("configs/") or a == "README.md"
+            else a.replace("RUN", str(tmp_path / "run")) for a in command]
+    res = nogobot(*args, pre=HIDE_TORCH)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [
+        f"Error: {command[0]} needs the train extra (torch is not installed): "
+        "pip install torch==2.13.0 -e \".[train]\"".replace("train needs", "training needs")]
+
+
+def test_training_from_a_fresh_clone_says_to_run_the_bootstrap(tmp_path):
+    pytest.importorskip("torch")
+    cfg = yaml.safe_load((ROOT / "configs/cpu.yaml").read_text())
+    if Path(cfg["init_checkpoint"]).is_absolute() or "bootstrap" not in cfg["init_checkpoint"]:
+        pytest.skip("cpu.yaml no longer starts from the bootstrap checkpoint")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    res = subprocess.run([sys.executable, "-m", "nogobot", "train", str(ROOT / "configs/cpu.yaml"),
+                          "--run-dir", str(tmp_path / "cpu1")], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "python -m nogobot.train.bootstrap" in res.stderr
+    readme = (ROOT / "README.md").read_text()
+    training = readme[readme.index("## Training"):]
+    assert training.index("python -m nogobot.train.bootstrap") < training.index(
+        "nogobot train configs/cpu.yaml"), "the README must say to run the bootstrap first"
+
+
+# -- baseline agents list only what they answer ------------------------------------------------
+
+def test_baseline_agents_list_only_what_they_answer():
+    from nogobot.agents.registry import make_agent
+    from nogobot.gtp.analyze import NETWORK_COMMANDS
+
+    engine = Engine(NoGoCommands(lambda: make_agent("greedy", seed=1), network=False),
+                    name="g", version="0")
+    listed = engine.handle("list_commands")[2:].split("\n")
+    assert not set(listed) & set(NETWORK_COMMANDS)
+    assert engine.handle("gogui-analyze_commands").strip() == (
+        "= param/Engine parameters/nogobot-param")
+    assert engine.handle("lz-analyze").strip() == "? unknown command"
+    assert engine.handle("known_command nogobot-policy").strip() == "= false"
+    for cmd in ("nogobot-param", "genmove b", "gogui-rules_legal_moves", "cputime"):
+        assert engine.handle(cmd).startswith("= "), cmd
+    # The network player keeps them all.
+    full = Engine(NoGoCommands(lambda: None), name="n", version="0")
+    assert set(NETWORK_COMMANDS) <= set(full.handle("list_commands")[2:].split("\n"))
+
+
+def test_agent_command_lists_no_network_commands():
+    res = nogobot("agent", "random", "--quiet", input="list_commands\n")
+    assert res.returncode == 0
+    assert "lz-analyze" not in res.stdout and "nogobot-policy" not in res.stdout
+    assert "gogui-rules_legal_moves" in res.stdout
+
+
+# -- one GTP subprocess controller ---------------------------------------------------------------
+
+def test_one_gtp_subprocess_controller():
+    from nogobot import conformance
+    from nogobot.tournament import gtp_client, referee, runner
+
+    assert conformance.GtpProcess is gtp_client.GtpProcess
+    assert referee.GtpProcess is gtp_client.GtpProcess and runner.GtpProcess is gtp_client.GtpProcess
+    for mod in (conformance, referee, runner):
+        assert "Popen" not in Path(mod.__file__).read_text(), mod.__name__
+
+
+def test_conformance_files_use_each_id_once():
+    for path in sorted((ROOT / "gtp_conformance").glob("*.tst")):
+        ids = [m.group(1) for m in re.finditer(r"^(\d+)[ \t]", path.read_text(), re.M)]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        assert not repeated, f"{path.name}: ids used twice (gogui-regress keys on them): {repeated}"
+
+
+# -- warm-up ------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_cold_first_move_is_announced_and_searches_its_playouts(tmp_path):
+    """A fresh numba cache: the compilation is said once on stderr, and the first genmove
+    still searches its 200 playouts (the issue: 1 playout after 18 s of compiling)."""
+    res = nogobot("gtp", "--playouts", "200", input="name\ngenmove b\ngenmove w\nquit\n",
+                  env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")}, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("= nogobot\n\n= ")
+    assert res.stderr.count("compiling the search kernels, first run only") == 1
+    searches = re.findall(r"playouts (\d+) .* stop: (\S+)", res.stderr)
+    assert len(searches) == 2 and all(int(n) >= 200 and why == "playouts"
+                                       for n, why in searches), res.stderr
