@@ -203,3 +203,39 @@ def test_actor_with_other_code_is_refused(cluster):
                                            r"but the driver runs"):
         list(pool.results("selfplay", [("g", 0)]))
     pool.close()
+
+
+def test_cli_driver_killed_mid_generation_resumes(cluster, tmp_path):
+    """`nogobot train CONFIG --run-dir D --ray ADDRESS` as its own process, killed with SIGKILL
+    during self-play and rerun: the finished games stay byte for byte, none is written twice,
+    and the generation completes (its actors die with the killed driver)."""
+    pytest.importorskip("torch")
+    import signal
+    import subprocess
+    import sys
+
+    c, _ = cluster
+    run = tmp_path / "run"
+    games = 30
+    cmd = [sys.executable, "-m", "nogobot", "train", str(TINY), "--run-dir", str(run),
+           "--device", "cpu", "--generations", "1", "--ray", c.address,
+           "--set", f"selfplay.games_per_generation={games}"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    folder = run / "games" / "gen0001"
+    deadline = time.monotonic() + 240
+    while len(list(folder.glob("*.npz"))) < 4 and time.monotonic() < deadline:
+        assert p.poll() is None, p.stderr.read()
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    before = {f.name: f.read_bytes() for f in folder.glob("*.npz")}
+    assert 4 <= len(before) < games
+    r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "resuming" in r.stderr and f"{len(before)}/{games}" in r.stderr
+    after = {f.name: f.read_bytes() for f in folder.glob("*.npz")}
+    assert len(after) == games and all(after[k] == v for k, v in before.items())
+    state = json.loads((run / "state.json").read_text())
+    assert state["generation"] == 2 and state["games_total"] == games
