@@ -215,3 +215,122 @@ def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2
               f"least time left {min(r['min_left'] for r in rows):.2f} s; "
               f"time losses {sum(r['lost_on_time'] for r in rows)}")
     return {"games": rows}
+
+
+def _analysis_positions(size: int, count: int, seed: int) -> list[list[tuple[int, int]]]:
+    """``count`` move lists, each a seeded random game cut at a random ply in the first 60% of
+    the board (openings and middle games, no finished game): independent positions, so
+    neither engine gets a reused tree or a cache of a previous position."""
+    import numpy as np
+
+    from .board import Board
+
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        board = Board(size)
+        stop = int(rng.integers(0, int(0.6 * size * size) + 1))
+        while board.ply < stop and not board.is_terminal():
+            board.play(int(rng.choice(board.legal_moves())))
+        if not board.is_terminal():
+            out.append(list(board.moves))
+    return out
+
+
+def bench_analysis(positions: int = 200, visits: int = 100, model: str | None = None,
+                   threads: int | None = None, batch: int = 16, concurrency: int = 16,
+                   size: int = 9, seed: int = 20261123, rounds: int = 4,
+                   quiet: bool = False) -> dict:
+    """Positions/s of the same positions through ``nogobot analysis`` (a round's queries
+    written at once) and through ``nogobot gtp`` one after another (``clear_board``, the moves,
+    ``reg_genmove``), each at ``visits`` playouts per position on a fresh tree, same network,
+    batch and threads. Both engines are started and warmed up (kernels, network) first; then
+    the positions are split into ``rounds`` and each round goes through gtp, then analysis,
+    so that a shared machine's changing load falls on both alike."""
+    import json
+    import subprocess
+    import sys
+
+    from . import coords
+    from .tournament.gtp_client import GtpProcess
+
+    games = _analysis_positions(size, positions, seed)
+    common = (["--model", model] if model else []) + \
+        (["--threads", str(threads)] if threads else []) + ["--batch", str(batch)]
+    py = [sys.executable, "-m", "nogobot"]
+    letter = {1: "B", 2: "W"}
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(text, flush=True)
+
+    load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    say(f"nogobot bench analysis: {positions} positions ({size}x{size}, random games cut in "
+        f"the first 60% of the board), {visits} visits each, batch {batch}, network threads "
+        f"{threads or 'all cores'}, {rounds} alternating rounds ({machine_line()}; load "
+        f"average {load0:.1f})")
+    gtp = GtpProcess(py + ["gtp", "--quiet", "--playouts", str(visits)] + common, name="gtp")
+    proc = subprocess.Popen(py + ["analysis", "--quiet", "--visits", str(visits),
+                                  "--concurrency", str(concurrency)] + common,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    gtp_moves: list[str | None] = []
+    answers: dict[str, dict] = {}
+    gtp_seconds = an_seconds = 0.0
+    try:
+        for cmd in (f"boardsize {size}", "genmove b", "clear_board"):  # warm up
+            ok, text, _ = gtp.command(cmd, 600)
+            if not ok:
+                raise RuntimeError(f"nogobot gtp refused {cmd!r}: {text}")
+        proc.stdin.write(json.dumps({"id": "warm-up", "boardXSize": size, "moves": []}) + "\n")
+        proc.stdin.flush()
+        first = proc.stdout.readline()
+        if '"error"' in first or not first:
+            raise RuntimeError(f"nogobot analysis: {first.strip() or 'no answer'}")
+        per = -(-positions // rounds)
+        for start in range(0, positions, per):
+            chunk = list(enumerate(games))[start:start + per]
+            t0 = time.perf_counter()
+            for _, moves in chunk:  # gtp: one position after another
+                gtp.command("clear_board", 60)
+                for colour, p in moves:
+                    gtp.command(f"play {letter[colour]} {coords.to_gtp(p, size)}", 60)
+                to_move = 3 - moves[-1][0] if moves else 1
+                ok, text, _ = gtp.command(f"reg_genmove {letter[to_move]}", 600)
+                gtp_moves.append(text.upper() if ok else None)
+            gtp_seconds += time.perf_counter() - t0
+            queries = "".join(json.dumps({"id": str(k), "boardXSize": size, "moves": [
+                [letter[c], coords.to_gtp(p, size)] for c, p in moves]}) + "\n"
+                for k, moves in chunk)
+            t0 = time.perf_counter()  # analysis: the round's queries at once
+            proc.stdin.write(queries)
+            proc.stdin.flush()
+            for _ in chunk:
+                line = proc.stdout.readline()
+                if not line:
+                    raise RuntimeError("nogobot analysis stopped answering")
+                obj = json.loads(line)
+                if "error" in obj:
+                    raise RuntimeError(f"nogobot analysis: {line.strip()}")
+                answers[obj["id"]] = obj
+            an_seconds += time.perf_counter() - t0
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    finally:
+        gtp.close()
+        if proc.poll() is None:
+            proc.kill()
+    gtp_rate, an_rate = positions / gtp_seconds, positions / an_seconds
+    ratio = an_rate / gtp_rate
+    load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    say(f"  nogobot gtp, one by one        {gtp_rate:8.1f} positions/s  "
+        f"({gtp_seconds:.1f} s, {gtp_rate * visits:,.0f} visits/s)")
+    say(f"  nogobot analysis, concurrent   {an_rate:8.1f} positions/s  "
+        f"({an_seconds:.1f} s, {an_rate * visits:,.0f} visits/s; up to {concurrency} "
+        f"positions at once)")
+    say(f"  ratio analysis / gtp           {ratio:8.2f}x   (load average at the end "
+        f"{load1:.1f})")
+    same = sum(1 for k, mv in enumerate(gtp_moves)
+               if answers[str(k)]["moveInfos"] and answers[str(k)]["moveInfos"][0]["move"] == mv)
+    say(f"  same best move in {same} of {positions} positions")
+    return {"gtp_positions_per_s": gtp_rate, "analysis_positions_per_s": an_rate,
+            "ratio": ratio, "same_move": same}

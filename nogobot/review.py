@@ -1,0 +1,534 @@
+"""`nogobot review`: where was the game lost? A KaTrain-style review built on the analysis engine.
+
+Every position of every game is searched by ``analysis.AnalysisEngine`` in this process (all
+games' positions at once, sharing network calls). For each move it reports the mover's win rate
+before and after the move, the engine's preferred move and the loss (before − after, at least 0).
+A move the engine did not prefer is an *inaccuracy* from a 5% loss, a *mistake* from 10% and a
+*blunder* from 20% (the engine's own choice is never labelled, whatever the noise of two
+searches says). Per game, in the output folder:
+
+* ``STEM.review.sgf``: the game with, on each move, the review as a comment (after the move's
+  own comment, so ``nogobot timeplot`` still reads a tournament's times), the preferred move
+  marked with a triangle (``TR``), mistakes and blunders crossed on the stone (``MA``) and
+  annotated ``BM``/``DO``, the engine's line as a variation beside each mistake, and the summary
+  in the root comment. GoGui and Sabaki show all of these.
+* ``STEM.png``: Black's win rate along the game, the biggest mistakes labelled, and beneath it
+  the seconds each side spent per move when the SGF records times (``nogobot tournament``
+  writes them as the move comment ``1.234 s; clock 898.8s`` and as ``BL``/``WL``; other files'
+  ``BL``/``WL`` time-left values are differenced).
+* ``STEM.txt`` (the summary: each side's worst moves and where the game turned) and
+  ``STEM.json`` (the per-move table).
+
+Comments are plain ASCII: an SGF without ``CA`` is read as Latin-1 by some viewers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import coords, sgf
+from .atomicio import write_atomic
+
+BLACK, WHITE = 1, 2
+NAME = {BLACK: "Black", WHITE: "White"}
+LETTER = {BLACK: "B", WHITE: "W"}
+LEVELS = ((0.20, "blunder"), (0.10, "mistake"), (0.05, "inaccuracy"))
+DEFAULT_VISITS = 200
+LABELLED = 5  # mistakes labelled on the graph
+WORST = 3  # worst moves per side in the summary
+PV_IN_SGF = 8  # moves of the engine's line added as a variation
+
+_TIME_COMMENT = re.compile(r"^\s*([\d.]+) s\b")  # nogobot tournament's move comments
+
+
+class ReviewError(ValueError):
+    """An input that cannot be reviewed (the message names it)."""
+
+
+@dataclass
+class MoveReview:
+    number: int  # 1-based move number
+    colour: int
+    move: str  # GTP vertex
+    before: float  # the mover's win rate before the move
+    after: float  # ... and after it
+    loss: float  # max(0, before - after)
+    best: str | None  # the engine's preferred move
+    best_winrate: float | None  # its win rate for the mover
+    best_visits: int = 0
+    pv: list[str] = field(default_factory=list)
+    label: str = ""  # inaccuracy / mistake / blunder, or "" (also for the preferred move)
+    seconds: float | None = None  # time the mover spent, when the SGF records it
+
+
+@dataclass
+class GameReview:
+    path: str
+    size: int
+    black: str
+    white: str
+    result: str
+    visits: int
+    black_winrate: list[float]  # per turn 0..n (after n moves)
+    moves: list[MoveReview]
+
+    def player(self, colour: int) -> str:
+        return self.black if colour == BLACK else self.white
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+def collect(inputs: list[str]) -> list[Path]:
+    """SGF files from the arguments: files as given; a folder contributes its ``sgf/*.sgf``
+    (a ``nogobot tournament`` results folder) or else its ``*.sgf``."""
+    out: list[Path] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted((path / "sgf").glob("*.sgf")) or sorted(path.glob("*.sgf"))
+            if not found:
+                raise ReviewError(f"{path}: no SGF files (expected a tournament results folder "
+                                  "with sgf/, or a folder of .sgf files)")
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise ReviewError(f"{path}: no such file or folder")
+    return out
+
+
+def move_times(data: bytes) -> list[float | None]:
+    """Seconds spent on each move of the main line: the tournament's move comment, else the
+    drop of the mover's ``BL``/``WL`` time left since their previous move (from ``TM`` for
+    the first); None where neither says."""
+    from sgfmill import sgf as sgfmill
+
+    game = sgfmill.Sgf_game.from_bytes(data)
+    root = game.get_root()
+    main = root.get("TM") if root.has_property("TM") else None
+    left: dict[str, float | None] = {"b": main, "w": main}
+    out: list[float | None] = []
+    for node in game.get_main_sequence()[1:]:
+        colour, _ = node.get_move()
+        if colour is None:
+            continue
+        secs = None
+        m = _TIME_COMMENT.match(node.get("C")) if node.has_property("C") else None
+        if m:
+            secs = float(m.group(1))
+        prop = "BL" if colour == "b" else "WL"
+        if node.has_property(prop):
+            now = float(node.get(prop))
+            if secs is None and left[colour] is not None and left[colour] - now >= 0:
+                secs = round(left[colour] - now, 3)
+            left[colour] = now
+        out.append(secs)
+    return out
+
+
+def query_of(rec: sgf.GameRecord, qid: str, visits: int) -> dict:
+    """The analysis query for every position of ``rec`` (turns 0..n)."""
+    size = rec.size
+    q = {"id": qid, "boardXSize": size, "rules": "nogo", "maxVisits": visits,
+         "moves": [[LETTER[c], coords.to_gtp(p, size)] for c, p in rec.moves],
+         "analyzeTurns": list(range(len(rec.moves) + 1)), "analysisPVLen": PV_IN_SGF - 1}
+    if rec.setup:
+        q["initialStones"] = [[LETTER[c], coords.to_gtp(p, size)] for c, p in rec.setup]
+    if rec.first_to_move is not None:
+        q["initialPlayer"] = LETTER[rec.first_to_move]
+    return q
+
+
+# --------------------------------------------------------------------------------------------
+# The review of one game
+# --------------------------------------------------------------------------------------------
+
+
+def build(path: str, rec: sgf.GameRecord, answers: dict[int, dict], visits: int,
+          times: list[float | None] | None = None) -> GameReview:
+    """Per-move review from the analysis answers of turns 0..n (``report_as`` black)."""
+    n = len(rec.moves)
+    black = [float(answers[t]["rootInfo"]["winrate"]) for t in range(n + 1)]
+    moves = []
+    for i, (colour, p) in enumerate(rec.moves):
+        def mine(x: float) -> float:
+            return x if colour == BLACK else 1.0 - x
+
+        before, after = mine(black[i]), mine(black[i + 1])
+        infos = answers[i].get("moveInfos") or []
+        top = infos[0] if infos else None
+        played = coords.to_gtp(p, rec.size)
+        mr = MoveReview(i + 1, colour, played, round(before, 4), round(after, 4),
+                        round(max(0.0, before - after), 4),
+                        top["move"] if top else None,
+                        round(mine(top["winrate"]), 4) if top else None,
+                        int(top["visits"]) if top else 0, list(top["pv"]) if top else [])
+        if top is not None and top["move"] != played:
+            mr.label = next((name for limit, name in LEVELS if mr.loss >= limit), "")
+        if times is not None and i < len(times):
+            mr.seconds = times[i]
+        moves.append(mr)
+    return GameReview(str(path), rec.size, rec.black or "Black", rec.white or "White",
+                      rec.result or "?", visits, [round(x, 4) for x in black], moves)
+
+
+def turning_point(review: GameReview) -> tuple[int, MoveReview] | None:
+    """(loser, the move after which the loser's win rate stayed below 50% to the end)."""
+    wr = review.black_winrate
+    if not review.moves:
+        return None
+    res = review.result.upper()
+    loser = (WHITE if res.startswith("B+") else BLACK if res.startswith("W+")
+             else (BLACK if wr[-1] < 0.5 else WHITE))
+
+    def theirs(t: int) -> float:
+        return wr[t] if loser == BLACK else 1.0 - wr[t]
+
+    t = len(wr) - 1
+    while t > 0 and theirs(t - 1) < 0.5:
+        t -= 1
+    if t == 0 or theirs(len(wr) - 1) >= 0.5:
+        return None  # behind from the start, or never clearly behind
+    return loser, review.moves[t - 1]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def summary(review: GameReview) -> str:
+    """A few lines: each side's loss statistics and worst moves, and where the game turned."""
+    r = review
+    head = (f"{Path(r.path).name}: {r.black} (B) vs {r.white} (W), {r.result}, "
+            f"{len(r.moves)} moves, {r.visits} visits per position")
+    lines = [head]
+    for colour in (BLACK, WHITE):
+        mine = [m for m in r.moves if m.colour == colour]
+        if not mine:
+            continue
+        counts = {name: sum(m.label == name for m in mine) for _, name in LEVELS}
+        avg = sum(m.loss for m in mine) / len(mine)
+        worst = sorted((m for m in mine if m.label), key=lambda m: -m.loss)[:WORST]
+        text = ", ".join(f"{m.number} {m.move} -{_pct(m.loss)} (better {m.best})"
+                         for m in worst) or "none"
+        lines.append(f"  {NAME[colour]} {r.player(colour)}: average loss {_pct(avg)}; "
+                     f"{counts['blunder']} blunders, {counts['mistake']} mistakes, "
+                     f"{counts['inaccuracy']} inaccuracies; worst: {text}")
+        secs = [m.seconds for m in mine if m.seconds is not None]
+        if secs:
+            lines[-1] += f"; {sum(secs):.1f} s used"
+    tp = turning_point(r)
+    if tp is not None:
+        loser, m = tp
+        who = "its own" if m.colour == loser else f"{NAME[m.colour]}'s"
+        lines.append(f"  The game turned at move {m.number} ({LETTER[m.colour]} {m.move}, "
+                     f"{who} move): {NAME[loser]}'s win rate stayed below 50% from there on.")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Annotated SGF
+# --------------------------------------------------------------------------------------------
+
+
+def annotate(data: bytes, review: GameReview) -> str:
+    """The original SGF with the review added (see the module docstring)."""
+    from sgfmill import sgf as sgfmill
+
+    game = sgfmill.Sgf_game.from_bytes(data)
+    size = review.size
+    root = game.get_root()
+    nodes = [nd for nd in game.get_main_sequence()[1:] if nd.get_move()[0] is not None]
+
+    def point(vertex: str):
+        return sgf._from_flat(coords.from_gtp(vertex, size), size)
+
+    for node, m in zip(nodes, review.moves):
+        lines = [f"nogobot review ({review.visits} visits): {NAME[m.colour]} {m.move}, "
+                 f"win rate {_pct(m.before)} -> {_pct(m.after)}"
+                 + (f" (-{_pct(m.loss)})" if m.loss >= 0.0005 else "")
+                 + (f": {m.label}" if m.label else "")]
+        if m.best is not None:
+            if m.best == m.move:
+                lines.append(f"The engine's choice too ({m.best_visits} visits).")
+            else:
+                lines.append(f"Preferred: {m.best} ({_pct(m.best_winrate)}, {m.best_visits} "
+                             f"visits); line {' '.join(m.pv)}")
+                node.set("TR", [point(m.best)])
+        old = node.get("C") if node.has_property("C") else ""
+        node.set("C", (old.rstrip() + "\n\n" if old.strip() else "") + "\n".join(lines))
+        if m.label in ("mistake", "blunder"):
+            node.set("BM", 2 if m.label == "blunder" else 1)
+            node.set("MA", [point(m.move)])
+            _add_variation(node, m, size)
+        elif m.label == "inaccuracy":
+            node.set("DO", True)
+    old = root.get("C") if root.has_property("C") else ""
+    root.set("C", (old.rstrip() + "\n\n" if old.strip() else "") + summary(review))
+    return game.serialise().decode("utf-8")
+
+
+def _add_variation(node, m: MoveReview, size: int) -> None:
+    """The engine's line as a sibling variation of the mistake (after the game's own move)."""
+    parent = node.parent
+    if parent is None or not m.pv:
+        return
+    colour = m.colour
+    child = parent.new_child()  # appended: the game stays the main line
+    for k, vertex in enumerate(m.pv):
+        if k:
+            child = child.new_child()
+        child.set_move("b" if colour == BLACK else "w",
+                       sgf._from_flat(coords.from_gtp(vertex, size), size))
+        if k == 0:
+            child.set("C", f"nogobot's line instead of {m.move}: win rate "
+                           f"{_pct(m.best_winrate)} for {NAME[m.colour]}")
+        colour = 3 - colour
+
+
+# --------------------------------------------------------------------------------------------
+# The graph
+# --------------------------------------------------------------------------------------------
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("the win-rate graph needs matplotlib: pip install matplotlib (it "
+                           "comes with the train extra), or pass --no-png") from None
+    return plt
+
+
+def check_plotting() -> None:
+    """Raise RuntimeError (one line: how to install) when matplotlib is missing."""
+    _pyplot()
+
+
+def plot(review: GameReview, out: str | Path) -> Path:
+    """Black's win rate per move with the biggest mistakes labelled; beneath it, the seconds
+    per move of each side when known. Writes a PNG."""
+    plt = _pyplot()
+    r = review
+    timed = any(m.seconds is not None for m in r.moves)
+    if timed:
+        fig, (ax, axt) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 1.3]})
+    else:
+        fig, ax = plt.subplots(figsize=(10, 4.2))
+        axt = None
+    turns = list(range(len(r.black_winrate)))
+    wr = [100 * x for x in r.black_winrate]
+    ax.axhline(50, color="0.6", lw=0.8, ls="--")
+    ax.fill_between(turns, 50, wr, where=[w >= 50 for w in wr], color="0.25", alpha=0.25,
+                    interpolate=True, lw=0)
+    ax.fill_between(turns, 50, wr, where=[w < 50 for w in wr], color="tab:orange",
+                    alpha=0.25, interpolate=True, lw=0)
+    ax.plot(turns, wr, color="k", lw=1.6, label="Black's win rate")
+    style = {"blunder": ("tab:red", 60), "mistake": ("darkorange", 40),
+             "inaccuracy": ("gold", 25)}
+    for label, (colour, s) in style.items():
+        pts = [m for m in r.moves if m.label == label]
+        if pts:
+            ax.scatter([m.number for m in pts], [wr[m.number] for m in pts], s=s, color=colour,
+                       edgecolor="k", lw=0.5, zorder=3, label=f"{label} ({len(pts)})")
+    worst = sorted((m for m in r.moves if m.label), key=lambda m: -m.loss)[:LABELLED]
+    for k, m in enumerate(sorted(worst, key=lambda m: m.number)):
+        y = wr[m.number]
+        dy = -22 if y > 50 else 22
+        if k % 2:
+            dy = dy * 1.6
+        ax.annotate(f"{m.number}. {LETTER[m.colour]} {m.move}\n-{100 * m.loss:.0f}% "
+                    f"(better {m.best})", (m.number, y),
+                    xytext=(m.number, min(max(y + dy, 4), 96)), ha="center", va="center",
+                    fontsize=8, arrowprops=dict(arrowstyle="-", color="0.4", lw=0.7),
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="0.6", lw=0.5))
+    ax.set_ylim(0, 100)
+    ax.set_xlim(0, max(len(turns) - 1, 1))
+    ax.set_ylabel("Black's win rate (%)")
+    ax.set_title(f"{r.black} (B) vs {r.white} (W), {r.result}: nogobot review at "
+                 f"{r.visits} visits per position", fontsize=10)
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=8, loc="upper left" if wr[-1] < 50 else "lower left")
+    if axt is not None:
+        for colour, c in ((BLACK, "k"), (WHITE, "tab:orange")):
+            mine = [m for m in r.moves if m.colour == colour and m.seconds is not None]
+            if mine:
+                axt.bar([m.number for m in mine], [m.seconds for m in mine], width=0.8,
+                        color=c, label=f"{r.player(colour)} ({NAME[colour]}): "
+                                       f"{sum(m.seconds for m in mine):.1f} s")
+        axt.set_ylabel("seconds")
+        axt.legend(fontsize=8, loc="upper right")
+        axt.grid(alpha=0.25, axis="y")
+        axt.set_xlabel("move")
+    else:
+        ax.set_xlabel("move")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    plt.close(fig)
+    out = Path(out)
+    write_atomic(out, buf.getvalue())
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Reviewing many games
+# --------------------------------------------------------------------------------------------
+
+
+def _stems(paths: list[Path]) -> list[str]:
+    """Output names: the file stems, made unique."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in paths:
+        k = seen.get(p.stem, 0)
+        seen[p.stem] = k + 1
+        out.append(p.stem if k == 0 else f"{p.stem}-{k + 1}")
+    return out
+
+
+def review_games(paths: list[Path], engine, out_dir: str | Path, *, visits: int,
+                 png: bool = True, on_position: Callable[[], None] | None = None,
+                 on_game: Callable[[GameReview, str], None] | None = None,
+                 log: Callable[[str], None] = lambda msg: None,
+                 total_positions: Callable[[int], None] | None = None) -> list[GameReview]:
+    """Review every game with ``engine`` (an ``AnalysisEngine`` reporting as black); all
+    positions of all games are searched together. Outputs are written as each game completes;
+    ``on_position`` is called per answered position, ``on_game(review, summary)`` per game.
+    Unreadable games are skipped with a message on ``log``."""
+    from .analysis import analyse
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    games: dict[str, tuple] = {}
+    queries = []
+    for path, stem in zip(paths, _stems(paths)):
+        try:
+            data = path.read_bytes()
+            rec = sgf.parse(data)
+        except (OSError, sgf.SgfError) as e:
+            log(f"review: skipping {path}: {e}")
+            continue
+        if not rec.moves:
+            log(f"review: skipping {path}: no moves")
+            continue
+        qid = str(len(queries))
+        games[qid] = (path, stem, data, rec, {})
+        queries.append(query_of(rec, qid, visits))
+    reviews: list[GameReview] = []
+    if total_positions is not None:
+        total_positions(sum(len(q["analyzeTurns"]) for q in queries))
+
+    def answered(obj: dict) -> None:
+        if "turnNumber" not in obj or obj.get("id") not in games:
+            if "error" in obj or "warning" in obj:
+                log(f"review: analysis said {json.dumps(obj)}")
+            return
+        path, stem, data, rec, answers = games[obj["id"]]
+        if "error" in obj:
+            log(f"review: {path} turn {obj['turnNumber']}: {obj['error']}")
+            answers[obj["turnNumber"]] = None
+        else:
+            answers[obj["turnNumber"]] = obj
+        if len(answers) == len(rec.moves) + 1:
+            if any(a is None for a in answers.values()):
+                log(f"review: {path}: not reviewed (analysis failed)")
+            else:
+                try:
+                    times = move_times(data)
+                except ValueError:
+                    times = None
+                rv = build(str(path), rec, answers, visits, times)
+                write_outputs(rv, data, out_dir / stem, png=png)
+                reviews.append(rv)
+                if on_game is not None:
+                    on_game(rv, summary(rv))
+        if on_position is not None:
+            on_position()
+
+    analyse(engine, queries, answered)
+    return reviews
+
+
+def write_outputs(rv: GameReview, data: bytes, stem: Path, png: bool = True) -> None:
+    def named(suffix: str) -> Path:
+        return stem.parent / (stem.name + suffix)
+
+    write_atomic(named(".review.sgf"), annotate(data, rv))
+    write_atomic(named(".txt"), summary(rv) + "\n")
+    write_atomic(named(".json"), json.dumps(asdict(rv), indent=1) + "\n")
+    if png:
+        plot(rv, named(".png"))
+
+
+class ProgressBar:
+    """Positions and games done, as a rich bar on stderr (a plain line every 30 s when stderr
+    is not a terminal). ``print`` writes a message above the bar."""
+
+    def __init__(self, games: int):
+        import sys
+        import time
+
+        self.games, self.games_done, self.done, self.total = games, 0, 0, 0
+        self._time = time.perf_counter
+        self._t0 = self._last = self._time()
+        self._bar = None
+        self._stderr = sys.stderr
+        try:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+        except ImportError:
+            return
+        console = Console(stderr=True)
+        if console.is_terminal:
+            self._bar = Progress(TextColumn("[bold]review"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("positions, {task.fields[games]}"),
+                                 TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                                 transient=True, redirect_stdout=False, redirect_stderr=False)
+            self._task = self._bar.add_task("review", total=None, games=self._games_text())
+            self._bar.start()
+
+    def _games_text(self) -> str:
+        return f"{self.games_done}/{self.games} games"
+
+    def set_positions(self, n: int) -> None:
+        self.total = n
+        if self._bar is not None:
+            self._bar.update(self._task, total=n)
+
+    def position(self) -> None:
+        self.done += 1
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1)
+        elif self._time() - self._last >= 30 or self.done == self.total:
+            self._last = self._time()
+            self.print(f"review: {self.done}/{self.total} positions, {self._games_text()} "
+                       f"({self._time() - self._t0:.0f} s)")
+
+    def game(self) -> None:
+        self.games_done += 1
+        if self._bar is not None:
+            self._bar.update(self._task, games=self._games_text())
+
+    def print(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False)
+        else:
+            print(text, file=self._stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
