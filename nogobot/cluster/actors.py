@@ -240,6 +240,20 @@ class ActorPool:
         s.jobs, s.gen = {}, None
         s.state, s.retry_at = "down", time.monotonic() + MAINTAIN_EVERY_S
 
+    def wait_ready(self, timeout: float = 120.0) -> int:
+        """Start the actors the cluster has room for and wait until they answer (benchmarks
+        time games, not start-ups); returns how many are ready."""
+        self._next_maintain = 0.0
+        self._maintain()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pings = [s.ping for s in self.slots if s.ping is not None]
+            if not pings:
+                break
+            for ref in ray.wait(pings, num_returns=len(pings), timeout=1.0)[0]:
+                self._answer(next(s for s in self.slots if s.ping is ref))
+        return sum(s.state == "idle" for s in self.slots)
+
     # -- work -----------------------------------------------------------------------------
     def run(self, method: str, jobs: list, on_result, args: tuple = (), batch: int = 1) -> int:
         """``on_result(r)`` for each of ``results(...)``; returns how many there were."""
@@ -281,6 +295,8 @@ class ActorPool:
                 continue
             objs = [x for s in self.slots for x in (s.gen, s.ping) if x is not None]
             ready, _ = ray.wait(objs, num_returns=1, timeout=1.0)
+            if ready and len(objs) > 1:  # take everything that is ready in one go
+                ready, _ = ray.wait(objs, num_returns=len(objs), timeout=0)
             for x in ready:
                 s = waits[id(x)]
                 if x is s.ping:
@@ -303,6 +319,8 @@ class ActorPool:
                     continue
                 job_id = result[0]
                 s.jobs.pop(job_id, None)
+                if not s.jobs:  # the whole batch is back: the actor is free (its call ends
+                    s.gen, s.state = None, "idle"  # on its own; the next one queues behind)
                 if job_id in done:
                     self.stats["duplicates"] += 1
                     continue

@@ -1,13 +1,15 @@
 """``nogobot bench selfplay``: self-play throughput with and without Ray, and driver ingest.
 
-Set-ups, measured in one run on the same model and settings (``--repeats`` times each, medians):
+Set-ups, measured in one run on the same model and settings (``--repeats`` rounds, medians):
 
 * plain: ``selfplay.generate_games`` with 1 worker (in this process) and 2 worker processes
   (spawned per call, as every training generation does);
 * Ray: ``RayBackend.generate_games`` on a private local Ray with 1 and 2 actors. Actors are started
   and have played one game before timing: in a training run they live for the whole run.
 
-Games per hour, and per core, are printed with the Ray/plain ratio per core (the aim: >= 0.9).
+The set-ups take turns, round after round, so that a shared machine's changing load falls on all
+of them alike. Games per hour, and per core, are printed with the Ray/plain ratio at the same
+number of cores (the aim: >= 0.9).
 Then the driver's side: how many finished games per second it takes in from actors and writes
 as shards (synthetic games: ``SyntheticActor`` streams one real game's shard bytes as fast as
 Ray carries them), beside the bare atomic shard writes without Ray. That is where a cluster's
@@ -23,19 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import ClusterError
-
-
-def _rate(fn, games: int, repeats: int) -> tuple[float, list[float]]:
-    """Median games/hour of ``fn(i)`` (which plays ``games`` games) over ``repeats`` calls."""
-    rates = []
-    for i in range(repeats):
-        t0 = time.perf_counter()
-        n = fn(i)
-        dt = time.perf_counter() - t0
-        if n != games:
-            raise RuntimeError(f"expected {games} games, got {n}")
-        rates.append(3600.0 * games / dt)
-    return statistics.median(rates), rates
 
 
 @dataclass
@@ -79,33 +68,44 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
         return [folder / f"g{i:05d}" for i in range(n)]
 
     echo(f"self-play: {Path(model).name}, {size}x{size}, {playouts} playouts per move, "
-         f"{games} games per measurement, median of {repeats}")
+         f"{games} games per measurement; the set-ups take turns, {repeats} rounds (medians)")
     generate_games(model, stems(1), size, sp, 0)  # JIT and onnxruntime warm-up, untimed
-    rows, out = [], {}
-    for workers in (1, 2):
-        med, _ = _rate(lambda i: generate_games(model, stems(games), size, sp, 100 + i,
-                                                workers=workers), games, repeats)
-        rows.append((f"plain, {workers} worker process{'es' if workers > 1 else ''}", workers,
-                     med))
-        out[f"plain{workers}"] = med
+    setups = [(f"plain, {w} worker process{'es' if w > 1 else ''}", f"plain{w}", w,
+               lambda i, w=w: generate_games(model, stems(games), size, sp, 100 + i, workers=w))
+              for w in (1, 2)]
+    backends = []
     if with_ray:
         from .connect import connect
 
-        ray = connect("local", num_cpus=2, object_store_mb=200)
+        # 3 logical CPUs: the 1-actor and the 2-actor pools live side by side (an idle actor
+        # costs nothing), so that the set-ups can take turns; one set-up plays at a time.
+        connect("local", num_cpus=3, object_store_mb=200)
         from .training import RayBackend
 
         for actors in (1, 2):
             backend = RayBackend(max_actors=actors)
-            backend.generate_games(model, stems(actors), size, sp, 1)  # start + warm, untimed
-            med, _ = _rate(lambda i: backend.generate_games(model, stems(games), size, sp,
-                                                            200 + i), games, repeats)
-            backend.close()
-            rows.append((f"Ray, {actors} actor{'s' if actors > 1 else ''}", actors, med))
-            out[f"ray{actors}"] = med
-    echo(f"{'set-up':<28}{'games/hour':>12}{'per core':>10}{'vs plain':>10}")
-    for label, cores, med in rows:
-        plain = out[f"plain{cores}"]
-        echo(f"{label:<28}{med:>12.0f}{med / cores:>10.0f}{med / plain:>10.2f}")
+            backend.pool.wait_ready()  # started and warm (a game each), untimed
+            backend.generate_games(model, stems(actors), size, sp, 1)
+            backends.append(backend)
+            setups.append((f"Ray, {actors} actor{'s' if actors > 1 else ''}", f"ray{actors}",
+                           actors, lambda i, b=backend: b.generate_games(model, stems(games),
+                                                                         size, sp, 200 + i)))
+    runs: dict[str, list] = {key: [] for _, key, _, _ in setups}
+    for i in range(repeats):  # round robin: the machine's load drifts over all set-ups alike
+        for _, key, _, fn in setups:
+            t0 = time.perf_counter()
+            n = fn(i)
+            if n != games:
+                raise RuntimeError(f"{key}: expected {games} games, got {n}")
+            runs[key].append(3600.0 * games / (time.perf_counter() - t0))
+    out = {key: statistics.median(r) for key, r in runs.items()}
+    echo(f"{'set-up':<28}{'games/hour':>12}{'per core':>10}{'vs plain':>10}  (each round)")
+    for label, key, cores, _ in setups:
+        med = out[key]
+        echo(f"{label:<28}{med:>12.0f}{med / cores:>10.0f}{med / out[f'plain{cores}']:>10.2f}  "
+             f"({', '.join(f'{r:.0f}' for r in runs[key])})")
+    for backend in backends:
+        backend.close()
     if with_ray and ingest_games:
         out.update(_bench_ingest(model, size, sp, ingest_games, root, echo))
     return out

@@ -96,11 +96,18 @@ class RayGames:
         self._lock = threading.Lock()
         self._failed: Exception | None = None
         self._refs: set = set()
+        self._nodes: list = []
+        self._nodes_at = -1e9
 
     # -- size -----------------------------------------------------------------------------
     def capacity(self, cores: int) -> int:
-        """Games of ``cores`` CPUs the alive nodes hold at once."""
-        return sum(int(n["Resources"].get("CPU", 0) // cores) for n in alive_nodes(ray))
+        """Games of ``cores`` CPUs the alive nodes hold at once (node list cached 2 s: every
+        waiting game asks each second)."""
+        with self._lock:
+            if time.monotonic() > self._nodes_at + 2.0:
+                self._nodes, self._nodes_at = alive_nodes(ray), time.monotonic()
+            nodes = self._nodes
+        return sum(int(n["Resources"].get("CPU", 0) // cores) for n in nodes)
 
     def workers(self, jobs: int) -> int:
         # Games in flight: --jobs, else room for growth (games wait for cores inside Ray).
@@ -139,7 +146,8 @@ class RayGames:
                 remove_placement_group(pg)
                 raise Interrupted()
             with self._lock:
-                behind_our_games = self._running >= self.capacity(cores)
+                running = self._running
+            behind_our_games = running >= self.capacity(cores)
             if behind_our_games:
                 deadline = time.monotonic() + self.reserve_timeout
             elif time.monotonic() > deadline:
