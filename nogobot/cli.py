@@ -653,9 +653,12 @@ def _parse_byoyomi(text: str):
               help="A fixed time per move in seconds (Botzone style).")
 @click.option("--seconds", "move_seconds", default=5.0, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
-              help="Thinking time per move when there is no time limit.")
+              help="Thinking time per move when there is no time limit (from when the "
+                   "search is ready).")
 @click.option("--playouts", default=None, type=click.IntRange(min=1),
-              help="Fixed playouts per move (ignores the clock; for tests and analysis).")
+              help="Search exactly N playouts per move whatever the clock (a large N can "
+                   "lose on time; only moves, proven results and the endgame solver answer "
+                   "sooner). For tests, analysis and reproducible runs.")
 @click.option("--lag-buffer", default=0.25, show_default=True, type=click.FloatRange(min=0),
               help="Seconds kept back per move for transmission lag.")
 @click.option("--ponder", is_flag=True, help="Think on the opponent's time.")

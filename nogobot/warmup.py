@@ -2,8 +2,9 @@
 
 numba compiles every kernel (``cache=True``) the first time a process uses it and writes the
 result to its cache (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``); later processes
-only load it. Measured on the 2-core CI-like machine: compiling everything the network player
-uses (rules, features, search, endgame solver) takes about 23 s, loading it about 0.3 s.
+only load it. Measured on the 2-core CI-like machine (shared with other jobs): compiling what the
+network player uses (rules, features, search, endgame solver) took 23-28 s, the baselines' kernels
+another 8-10 s; loading all of it takes about 0.3 s.
 
 * ``nogobot warmup`` compiles ahead of time, at a moment the user chooses (the README's set-up
   command runs it), and also the baselines' kernels and a load of the shipped network.
@@ -27,8 +28,8 @@ import time
 from collections.abc import Callable
 
 KINDS = ("rules", "search", "later", "agents")
-COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (about 25 s on 2 cores; "
-                "`nogobot warmup` does it ahead of time)...")
+COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (half a minute on 2 "
+                "cores; `nogobot warmup` does it ahead of time)...")
 
 _lock = threading.Lock()
 _events: dict[str, threading.Event] = {}

@@ -401,7 +401,11 @@ def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx():
         assert g.ask("gogui-analyze_commands").startswith("= param/")
         assert g.ask("known_command gogui-interrupt") == "= true"
         g.send("1 genmove b\n")
-        time.sleep(2.0)
+        # Interrupt once the search shows itself (the network and kernels load first, which
+        # takes longer on a loaded machine).
+        deadline = time.monotonic() + 30
+        while "\nVAR b " not in "".join(g.stderr) and time.monotonic() < deadline:
+            time.sleep(0.1)
         sent = g.send("# interrupt\n")
         t, line = g.response()[0]
         assert re.fullmatch(rf"=1 {VERTEX}", line)

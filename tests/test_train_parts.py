@@ -215,7 +215,7 @@ def test_ladder_round_robin_accounts_every_game_and_rates_players(tmp_path):
     assert r.exit_code == 0, r.output
     assert "| greedy |" in r.output and out.exists()
     r = CliRunner().invoke(main, ["train", "ladder", "x=missing.onnx", "greedy"])
-    assert r.exit_code != 0 and "missing.onnx: no such model file" in r.output
+    assert r.exit_code != 0 and "missing.onnx: model file not found" in r.output
 
 
 class _CountingUniform(UniformEvaluator):
