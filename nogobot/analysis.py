@@ -282,7 +282,7 @@ class AnalysisEngine:
 
     def __init__(self, evaluator, *, config=None, concurrency: int = 16,
                  visits: int = DEFAULT_VISITS, report_as: str = "sidetomove",
-                 log: Callable[[str], None] | None = None):
+                 pipeline: bool = True, log: Callable[[str], None] | None = None):
         from .mcts import SearchConfig
 
         if report_as not in REPORT_AS:
@@ -292,6 +292,7 @@ class AnalysisEngine:
         self.concurrency = max(1, int(concurrency))
         self.visits = int(visits)
         self.report_as = report_as
+        self.pipeline = pipeline
         self.log = log or (lambda msg: None)
         self.inbox: queue.Queue = queue.Queue()
         self._idle: dict[int, list] = {}  # board size -> Searchers not in use
@@ -299,6 +300,8 @@ class AnalysisEngine:
         self._solver = None
         self.positions_done = 0
         self.visits_done = 0
+        self.network_calls = 0
+        self.network_rows = 0
 
     # -- input (any thread) ---------------------------------------------------------------------
     def submit_line(self, line: bytes | str, emit: Callable[[dict], None]) -> None:
@@ -367,29 +370,60 @@ class AnalysisEngine:
 
     # -- the search loop (one thread) -----------------------------------------------------------
     def run(self, emit: Callable[[dict], None]) -> None:
-        """Search until ``close_input`` was called and every queued position is answered."""
+        """Search until ``close_input`` was called and every queued position is answered.
+
+        The running searches are split into two lanes. While the network evaluates one lane's
+        leaves (on a worker thread: onnxruntime releases the GIL), this thread expands, backs
+        up and selects the next leaves of the other, so the tree work overlaps the network's.
+        With ``pipeline`` off, one lane and one thread."""
+        from concurrent.futures import ThreadPoolExecutor
+
         pending: deque[Task] = deque()
-        active: list[_Running] = []
+        lanes: list[list[_Running]] = [[], []]
+        flight = None  # (lane, future) of the network call in progress
         eof = False
-        while True:
-            while True:  # take everything that arrived; wait only when there is nothing to do
-                try:
-                    item = self.inbox.get(block=not (active or pending or eof))
-                except queue.Empty:
+        pool = ThreadPoolExecutor(1, thread_name_prefix="analysis-network") \
+            if self.pipeline else None
+        try:
+            while True:
+                while True:  # take all that arrived; wait only when there is nothing to do
+                    busy = lanes[0] or lanes[1] or pending or flight or eof
+                    try:
+                        item = self.inbox.get(block=not busy)
+                    except queue.Empty:
+                        break
+                    if item is _EOF:
+                        eof = True
+                    elif item[0] == "tasks":
+                        pending.extend(item[1])
+                    else:
+                        self._action(item[1], pending, lanes[0] + lanes[1], emit)
+                while pending and len(lanes[0]) + len(lanes[1]) < self.concurrency:
+                    k = (1 - flight[0] if flight is not None
+                         else int(len(lanes[1]) < len(lanes[0])))  # never the lane in flight
+                    self._start(pending.popleft(), lanes[k], emit)
+                if pool is None:
+                    if not lanes[0] and not lanes[1]:
+                        if eof and not pending:
+                            break
+                        continue
+                    lanes[0] = self._deliver(self._evaluate(lanes[0] + lanes[1]), emit)
+                    lanes[1] = []
+                    continue
+                idle = (1 - flight[0]) if flight is not None else (0 if lanes[0] else 1)
+                new = (idle, pool.submit(self._evaluate, lanes[idle])) if lanes[idle] else None
+                if flight is not None:
+                    k, future = flight
+                    lanes[k] = self._deliver(future.result(), emit)
+                flight = new
+                if flight is None and not lanes[0] and not lanes[1] and eof and not pending:
                     break
-                if item is _EOF:
-                    eof = True
-                elif item[0] == "tasks":
-                    pending.extend(item[1])
-                else:
-                    self._action(item[1], pending, active, emit)
-            while pending and len(active) < self.concurrency:
-                self._start(pending.popleft(), active, emit)
-            if not active:
-                if eof and not pending:
-                    return
-                continue
-            active = self._round(active, emit)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+            mean = self.network_rows / max(1, self.network_calls)
+            self.log(f"analysis: {self.positions_done} positions, {self.visits_done} visits; "
+                     f"{self.network_calls} network calls of {mean:.1f} positions on average")
 
     def _searcher(self, size: int):
         """An idle searcher for ``size``: its own tree and buffers, the size's shared cache and
@@ -435,22 +469,33 @@ class AnalysisEngine:
     def _release(self, searcher) -> None:
         self._idle.setdefault(searcher.size, []).append(searcher)
 
-    def _round(self, active: list[_Running], emit) -> list[_Running]:
-        """One network call per board size for the leaves every running search wants."""
-        still: list[_Running] = []
+    def _evaluate(self, lane: list[_Running]) -> list[tuple]:
+        """One network call per board size for the leaves the lane's searches wait on:
+        [(group, Evaluation or the exception it raised)]."""
         by_size: dict[int, list[_Running]] = {}
-        for r in active:
+        for r in lane:
             by_size.setdefault(r.task.board.size, []).append(r)
+        out = []
         for group in by_size.values():
             batch = (np.concatenate([r.planes for r in group]) if len(group) > 1
                      else group[0].planes)
+            self.network_calls += 1
+            self.network_rows += len(batch)
             try:
-                ev = self.evaluator.evaluate(batch)
+                out.append((group, self.evaluator.evaluate(batch)))
             except Exception as e:  # e.g. a GPU error: these positions fail, the engine lives
+                out.append((group, e))
+        return out
+
+    def _deliver(self, results: list[tuple], emit) -> list[_Running]:
+        """Send each search its rows; the searches still running (with new planes)."""
+        still: list[_Running] = []
+        for group, ev in results:
+            if isinstance(ev, Exception):
                 for r in group:
                     r.steps.close()
                     self._release(r.searcher)
-                    self._fail(r.task, e, emit, "network evaluation failed")
+                    self._fail(r.task, ev, emit, "network evaluation failed")
                 continue
             at = 0
             for r in group:

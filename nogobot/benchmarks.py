@@ -270,9 +270,13 @@ def bench_analysis(positions: int = 200, visits: int = 100, model: str | None = 
         f"{threads or 'all cores'}, {rounds} alternating rounds ({machine_line()}; load "
         f"average {load0:.1f})")
     gtp = GtpProcess(py + ["gtp", "--quiet", "--playouts", str(visits)] + common, name="gtp")
-    proc = subprocess.Popen(py + ["analysis", "--quiet", "--visits", str(visits),
+    import tempfile
+
+    log = tempfile.TemporaryFile("w+")  # the engine's stderr: its network call statistics
+    proc = subprocess.Popen(py + ["analysis", "--visits", str(visits),
                                   "--concurrency", str(concurrency)] + common,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                            text=True, bufsize=1)
     gtp_moves: list[str | None] = []
     answers: dict[str, dict] = {}
     gtp_seconds = an_seconds = 0.0
@@ -319,6 +323,8 @@ def bench_analysis(positions: int = 200, visits: int = 100, model: str | None = 
         gtp.close()
         if proc.poll() is None:
             proc.kill()
+    log.seek(0)
+    calls = [line.strip() for line in log if "network calls" in line]
     gtp_rate, an_rate = positions / gtp_seconds, positions / an_seconds
     ratio = an_rate / gtp_rate
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -332,5 +338,8 @@ def bench_analysis(positions: int = 200, visits: int = 100, model: str | None = 
     same = sum(1 for k, mv in enumerate(gtp_moves)
                if answers[str(k)]["moveInfos"] and answers[str(k)]["moveInfos"][0]["move"] == mv)
     say(f"  same best move in {same} of {positions} positions")
+    if calls:
+        say(f"  the analysis engine's log: {calls[-1].removeprefix('analysis: ')} (gtp: at "
+            f"most {batch} a call)")
     return {"gtp_positions_per_s": gtp_rate, "analysis_positions_per_s": an_rate,
             "ratio": ratio, "same_move": same}

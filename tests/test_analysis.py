@@ -261,7 +261,8 @@ def test_a_failing_network_call_fails_only_its_positions():
 # -- concurrency -----------------------------------------------------------------------------------
 
 
-def test_concurrent_queries_share_network_calls_and_search_as_alone():
+@pytest.mark.parametrize("pipeline", [True, False])
+def test_concurrent_queries_share_network_calls_and_search_as_alone(pipeline):
     queries = [q(f"g{k}", moves=random_moves(k, 6 + 3 * k), maxVisits=64) for k in range(8)]
     alone = {}
     solo_calls = 0
@@ -270,12 +271,14 @@ def test_concurrent_queries_share_network_calls_and_search_as_alone():
         alone[query["id"]] = analyse(AnalysisEngine(ev, visits=64), [query])[0]
         solo_calls += ev.calls
     ev = ExactEvaluator()
-    together = analyse(AnalysisEngine(ev, visits=64, concurrency=8), queries)
+    together = analyse(AnalysisEngine(ev, visits=64, concurrency=8, pipeline=pipeline),
+                       queries)
     assert sorted(a["id"] for a in together) == sorted(alone)
     for a in together:
         assert a == alone[a["id"]], a["id"]
-    assert ev.calls < solo_calls / 4  # the leaves of all 8 searches went out together
-    assert ev.largest > SearchConfig().batch_size
+    # The leaves of all 8 searches went out together (in two lanes when pipelined).
+    assert ev.calls < solo_calls / (2 if pipeline else 4)
+    assert ev.largest > 3 * SearchConfig().batch_size
 
 
 def test_answers_come_out_of_order_as_searches_finish():
