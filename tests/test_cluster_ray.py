@@ -239,3 +239,38 @@ def test_cli_driver_killed_mid_generation_resumes(cluster, tmp_path):
     assert len(after) == games and all(after[k] == v for k, v in before.items())
     state = json.loads((run / "state.json").read_text())
     assert state["generation"] == 2 and state["games_total"] == games
+
+
+def test_gpu_actors_go_to_gpu_nodes_with_the_torch_weights(cluster, tmp_path):
+    """--ray-device cuda: one actor per GPU, placed on the node that has it, sent the best net's
+    torch weights (ckpt/best.pt) with the .onnx. This machine has no GPU: the node *declares*
+    one, and the actor's evaluator falls back to the CPU, so this checks scheduling and what
+    travels, not GPU speed."""
+    pytest.importorskip("torch")
+    import tempfile
+
+    from nogobot.cluster.training import RayBackend
+    from nogobot.train.config import load_config
+    from nogobot.train.loop import TrainingRun
+
+    c, _ = cluster
+    cfg = load_config(TINY, [])
+    run = TrainingRun(cfg, tmp_path / "run")
+    run.initialise()
+    gpu_node = c.add_node(num_cpus=1, num_gpus=1, object_store_memory=NODE["object_store_memory"])
+    try:
+        backend = RayBackend(device="cuda")
+        stems = [tmp_path / "games" / f"g{i:05d}" for i in range(4)]
+        best = run.dir / run.state["best"]
+        n = backend.generate_games(str(best), stems, cfg.board_size, cfg.selfplay, 1,
+                                   checkpoint=str(run.dir / "ckpt" / "best.pt"))
+        assert n == 4 and all(s.with_suffix(".npz").is_file() for s in stems)
+        assert dict(backend.pool.by_node) == {gpu_node.node_id: 4}
+        assert len(backend.pool.slots) == 1  # one GPU in the cluster: one actor
+        net = backend.net(best)
+        cached = Path(tempfile.gettempdir()) / "nogobot-ray-nets" / net.sha[:24]
+        assert (cached / f"{best.stem}.pt").read_bytes() == (run.dir / "ckpt" /
+                                                             "best.pt").read_bytes()
+        backend.close()
+    finally:
+        c.remove_node(gpu_node)

@@ -8,8 +8,9 @@ Set-ups, measured in one run on the same model and settings (``--repeats`` round
   and have played one game before timing: in a training run they live for the whole run.
 
 The set-ups take turns, round after round, so that a shared machine's changing load falls on all
-of them alike. Games per hour, and per core, are printed with the Ray/plain ratio at the same
-number of cores (the aim: >= 0.9).
+of them alike. Games per hour (median), per core, and "vs plain": the median over rounds of each
+round's ratio to the plain set-up with as many cores (paired, so load drift cancels; the aim for
+Ray: >= 0.9).
 Then the driver's side: how many finished games per second it takes in from actors and writes
 as shards (synthetic games: ``SyntheticActor`` streams one real game's shard bytes as fast as
 Ray carries them), beside the bare atomic shard writes without Ray. That is where a cluster's
@@ -102,7 +103,10 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
     echo(f"{'set-up':<28}{'games/hour':>12}{'per core':>10}{'vs plain':>10}  (each round)")
     for label, key, cores, _ in setups:
         med = out[key]
-        echo(f"{label:<28}{med:>12.0f}{med / cores:>10.0f}{med / out[f'plain{cores}']:>10.2f}  "
+        # Paired: each round's ratio to the plain set-up of the same round, then the median.
+        ratio = statistics.median(r / p for r, p in zip(runs[key], runs[f"plain{cores}"]))
+        out[f"{key}_vs_plain"] = ratio
+        echo(f"{label:<28}{med:>12.0f}{med / cores:>10.0f}{ratio:>10.2f}  "
              f"({', '.join(f'{r:.0f}' for r in runs[key])})")
     for backend in backends:
         backend.close()

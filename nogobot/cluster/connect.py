@@ -115,7 +115,9 @@ def connect(address: str = "auto", num_cpus: int | None = None,
             raise ClusterError("--ray auto: no Ray cluster runs on this machine; start one with "
                                "`ray start --head` (or use --ray local, or --ray HOST:PORT)") \
                 from None
-        raise ClusterError(f"--ray {address}: cannot join the cluster ({e})") from None
+        raise ClusterError(f"--ray {address}: cannot join the cluster ({e}); if its head uses "
+                           "token authentication, this machine needs the head's token "
+                           "(~/.ray/auth_token, RAY_AUTH_MODE=token)") from None
     except (RuntimeError, ValueError) as e:
         raise ClusterError(f"--ray {address}: {str(e).splitlines()[0]}") from None
     res = ray.cluster_resources()
