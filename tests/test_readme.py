@@ -93,7 +93,6 @@ def test_readme_setup_commands_from_a_fresh_copy(tmp_path):
     bin_dir = str(Path(sys.executable).parent)
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
                PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
-    (repo / "runs").mkdir(exist_ok=True)
     outputs = []
     for line in setup_commands():
         for part in (p.strip() for p in line.split("&&")):
