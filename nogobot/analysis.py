@@ -52,6 +52,8 @@ Answer (one per analysed turn)::
   point; ``policy`` has ``-1`` on illegal points and, unlike KataGo's, no pass entry.
 * A position whose side to move has no legal move (the game is over) is answered with empty
   ``moveInfos`` and a winrate of 0 for the side to move.
+* A search stops at the first batch that reaches ``maxVisits`` (as ``nogobot gtp --playouts``
+  does), so ``rootInfo.visits`` may pass it by a batch or so.
 * A search is a fresh tree each time (no reuse between queries); the evaluation cache and the
   endgame solver's table are shared by all queries of a board size, so overlapping positions
   (the turns of one game) cost fewer network calls. With a network that gives each position the

@@ -221,8 +221,9 @@ def analysis_cmd(model, device, threads, batch, concurrency, max_tree_mb, visits
 
 @main.command("review")
 @click.argument("inputs", nargs=-1, required=True, metavar="GAME.sgf|FOLDER...")
-@click.option("-o", "--out", default="review", show_default=True,
-              type=click.Path(file_okay=False), help="Folder for the reviewed games.")
+@click.option("-o", "--out", default=None, type=click.Path(file_okay=False),
+              help="Folder for the reviewed games (default: review/ inside the first input "
+                   "when it is a folder, else beside it).")
 @click.option("--visits", default=200, show_default=True, type=click.IntRange(min=1),
               help="Visits per position.")
 @click.option("--no-png", is_flag=True, help="No win-rate graph (no matplotlib needed).")
@@ -234,6 +235,10 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
     results folder reviews every game in it."""
     from . import review
 
+    from pathlib import Path
+
+    first = Path(inputs[0])
+    out = out or str((first if first.is_dir() else first.parent) / "review")
     try:
         paths = review.collect(list(inputs))
         if not no_png:

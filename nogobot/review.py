@@ -219,9 +219,11 @@ def summary(review: GameReview) -> str:
         worst = sorted((m for m in mine if m.label), key=lambda m: -m.loss)[:WORST]
         text = ", ".join(f"{m.number} {m.move} -{_pct(m.loss)} (better {m.best})"
                          for m in worst) or "none"
+        plural = {"blunder": "blunders", "mistake": "mistakes", "inaccuracy": "inaccuracies"}
+        tally = ", ".join(f"{counts[name]} {name if counts[name] == 1 else plural[name]}"
+                          for name in ("blunder", "mistake", "inaccuracy"))
         lines.append(f"  {NAME[colour]} {r.player(colour)}: average loss {_pct(avg)}; "
-                     f"{counts['blunder']} blunders, {counts['mistake']} mistakes, "
-                     f"{counts['inaccuracy']} inaccuracies; worst: {text}")
+                     f"{tally}; worst: {text}")
         secs = [m.seconds for m in mine if m.seconds is not None]
         if secs:
             lines[-1] += f"; {sum(secs):.1f} s used"
@@ -344,15 +346,18 @@ def plot(review: GameReview, out: str | Path) -> Path:
             ax.scatter([m.number for m in pts], [wr[m.number] for m in pts], s=s, color=colour,
                        edgecolor="k", lw=0.5, zorder=3, label=f"{label} ({len(pts)})")
     worst = sorted((m for m in r.moves if m.label), key=lambda m: -m.loss)[:LABELLED]
-    for k, m in enumerate(sorted(worst, key=lambda m: m.number)):
+    placed: list[tuple[float, float]] = []
+    near = 0.12 * max(len(turns) - 1, 1)  # labels closer than this in x must not share a height
+    for m in sorted(worst, key=lambda m: m.number):
         y = wr[m.number]
-        dy = -22 if y > 50 else 22
-        if k % 2:
-            dy = dy * 1.6
+        offsets = (22, -22, 40, -40, 58, -58) if y <= 50 else (-22, 22, -40, 40, -58, 58)
+        spots = [min(max(y + d, 6), 94) for d in offsets]
+        ty = next((t for t in spots if all(abs(m.number - x) > near or abs(t - u) > 14
+                                           for x, u in placed)), spots[0])
+        placed.append((m.number, ty))
         ax.annotate(f"{m.number}. {LETTER[m.colour]} {m.move}\n-{100 * m.loss:.0f}% "
-                    f"(better {m.best})", (m.number, y),
-                    xytext=(m.number, min(max(y + dy, 4), 96)), ha="center", va="center",
-                    fontsize=8, arrowprops=dict(arrowstyle="-", color="0.4", lw=0.7),
+                    f"(better {m.best})", (m.number, y), xytext=(m.number, ty), ha="center",
+                    va="center", fontsize=8, arrowprops=dict(arrowstyle="-", color="0.4", lw=0.7),
                     bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="0.6", lw=0.5))
     ax.set_ylim(0, 100)
     ax.set_xlim(0, max(len(turns) - 1, 1))

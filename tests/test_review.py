@@ -229,8 +229,8 @@ def test_review_command_on_a_tournament_folder(tmp_path):
         (folder / "sgf" / f"00{k + 1}-nogobot-vs-greedy.sgf").write_text(
             game_sgf(res, event="t", game_id=f"g{k}", tc=TimeControl.sudden_death(30)))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = tmp_path / "review"
-    args = ["review", str(folder), "-o", str(out), "--visits", "16", "--threads", "1"]
+    out = folder / "review"  # the default for a folder: inside it
+    args = ["review", str(folder), "--visits", "16", "--threads", "1"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
