@@ -97,6 +97,27 @@ def test_on_a_clock_a_slow_start_still_leaves_the_emergency_minimum():
     assert result.seconds >= TimePolicy().min_per_move * 0.9 and result.playouts > 1, result
 
 
+def test_clock_settings_wait_for_the_player_so_the_first_timed_move_does_not():
+    """time_settings (untimed set-up) waits, up to READY_WAIT, for the preloaded player: the
+    first genmove's search then starts at once."""
+    from nogobot.gtp.commands import READY_WAIT
+
+    factory = SlowFactory(1.0)
+    logged = []
+    engine = Engine(NoGoCommands(factory, log=logged.append), name="t", version="t")
+    t0 = time.monotonic()
+    assert engine.handle("time_settings 60 0 0").startswith("=")
+    assert 0.9 < time.monotonic() - t0 < READY_WAIT
+    assert engine.handle("genmove b").startswith("= ")
+    assert not any("search ready after" in m for m in logged), logged  # under 0.05 s
+    # A cold start longer than READY_WAIT does not hold set-up commands past it.
+    slow = Engine(NoGoCommands(SlowFactory(READY_WAIT + 3), clock=TimeControl.sudden_death(60)),
+                  name="t", version="t")
+    t0 = time.monotonic()
+    assert slow.handle("clear_board").startswith("=")
+    assert READY_WAIT - 0.5 < time.monotonic() - t0 < READY_WAIT + 1
+
+
 def test_fixed_playouts_ignore_the_clock():
     agent = MCTSAgent(UniformEvaluator(), playouts=300, log=None)
     limits, stopper = agent.plan(MoveBudget(0.01, 0.02))

@@ -53,6 +53,10 @@ _NAME = {BLACK: "black", WHITE: "white"}
 MAX_SGF_BYTES = 10 * 2**20
 # Reasons a search stopped that reflect the time manager (not a solver, forced or proven move).
 SEARCH_STOPS = ("planned", "unassailable", "time")
+# The longest an untimed set-up command (time_settings, boardsize, clear_board) waits, on a clock,
+# for the move generator to be ready, so that loading is paid there and not in the first timed
+# genmove (harnesses allow 30 s or more; a cold numba cache goes on compiling after it).
+READY_WAIT = 5.0
 
 
 class NoGoCommands(AnalyzeCommands):
@@ -75,7 +79,7 @@ class NoGoCommands(AnalyzeCommands):
         self.time_policy = time_policy  # timecontrol.TimePolicy; None = its defaults
         self.ponder = ponder
         self._agent_lock = threading.Lock()
-        self._preloading = False
+        self._preloading: threading.Thread | None = None
         self._ponder_stop = None
         self._ponder_thread = None
         self._init_analysis(live_gfx=live_gfx, gfx_stream=gfx_stream, network=network)
@@ -145,13 +149,17 @@ class NoGoCommands(AnalyzeCommands):
                          f"({getattr(self.agent, 'name', '?')})")
             return self.agent
 
-    def _preload_agent(self) -> None:
-        """On a real clock, build the move generator (load the network) in the background now,
-        so the first timed genmove does not pay for it. Without a clock (GoGui's rules referee
-        copy, analysis) nothing is loaded until a move is asked for."""
-        if self.agent is not None or self._preloading or self.clock.settings.kind == "none":
+    def _preload_agent(self, wait: float = 0.0) -> None:
+        """On a real clock, build the move generator (load the network, wait for the search
+        kernels) in the background now, so the first timed genmove does not pay for it; then
+        wait up to ``wait`` seconds for it (an untimed set-up command: the wait is free). Without
+        a clock (GoGui's rules referee copy, analysis) nothing is loaded until a move is asked
+        for."""
+        if self.agent is not None or self.clock.settings.kind == "none":
             return
-        self._preloading = True
+        if self._preloading is not None:
+            self._preloading.join(wait)
+            return
 
         def build() -> None:
             try:
@@ -159,7 +167,10 @@ class NoGoCommands(AnalyzeCommands):
             except Exception as e:  # noqa: BLE001 -- genmove will report it properly
                 self.log(f"preloading the move generator failed: {e}")
 
-        threading.Thread(target=build, daemon=True).start()
+        self._preloading = threading.Thread(target=build, daemon=True)
+        self._preloading.start()
+        if wait > 0:
+            self._preloading.join(wait)
 
     # -- setup ----------------------------------------------------------------------------
     def cmd_boardsize(self, size: integer) -> None:
@@ -167,9 +178,11 @@ class NoGoCommands(AnalyzeCommands):
             raise GtpError(UNACCEPTABLE_SIZE)
         self.size = size
         self._new_game()
+        self._preload_agent(wait=READY_WAIT)
 
     def cmd_clear_board(self) -> None:
         self._new_game()
+        self._preload_agent(wait=READY_WAIT)
 
     def cmd_komi(self, komi: number) -> None:
         self.komi = komi  # NoGo has no score; accepted (Sabaki aborts if it fails) and ignored
@@ -305,7 +318,7 @@ class NoGoCommands(AnalyzeCommands):
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
-        self._preload_agent()
+        self._preload_agent(wait=READY_WAIT)
 
     @command("kgs-time_settings")
     def cmd_kgs_time_settings(self, kind: str, *values: number) -> None:
@@ -314,7 +327,7 @@ class NoGoCommands(AnalyzeCommands):
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
-        self._preload_agent()
+        self._preload_agent(wait=READY_WAIT)
 
     def cmd_time_left(self, c: color, seconds: number, stones: integer) -> None:
         try:
