@@ -78,10 +78,14 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
     if with_ray:
         from .connect import connect
 
-        # 3 logical CPUs: the 1-actor and the 2-actor pools live side by side (an idle actor
-        # costs nothing), so that the set-ups can take turns; one set-up plays at a time.
-        connect("local", num_cpus=3, object_store_mb=200)
+        # 5 logical CPUs: the 1-actor and 2-actor pools (and the 2 synthetic actors) live side
+        # by side, so that the set-ups can take turns (an idle actor costs nothing); one set-up
+        # plays at a time. All start now: a node started later with other sources is refused.
+        connect("local", num_cpus=5, object_store_mb=200)
         from .training import RayBackend
+
+        synthetic = RayBackend(max_actors=2, actor_class=SyntheticActor)
+        synthetic.pool.wait_ready()
 
         for actors in (1, 2):
             backend = RayBackend(max_actors=actors)
@@ -111,16 +115,16 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
     for backend in backends:
         backend.close()
     if with_ray and ingest_games:
-        out.update(_bench_ingest(model, size, sp, ingest_games, root, echo))
+        out.update(_bench_ingest(synthetic, model, size, sp, ingest_games, root, echo))
     return out
 
 
-def _bench_ingest(model, size, sp, n: int, root: Path, echo) -> dict:
-    """Finished games per second into the driver: Ray (2 synthetic actors) and bare writes."""
+def _bench_ingest(backend, model, size, sp, n: int, root: Path, echo) -> dict:
+    """Finished games per second into the driver: through Ray from ``backend``'s 2 synthetic
+    actors, and bare shard writes."""
     import numpy as np
 
     from ..train.selfplay import write_shard_bytes
-    from .training import RayBackend
 
     one = root / "ingest-sample" / "g00000"
     from ..train.selfplay import generate_games
@@ -135,7 +139,6 @@ def _bench_ingest(model, size, sp, n: int, root: Path, echo) -> dict:
     for i in range(bare):
         write_shard_bytes(root / "ingest-bare" / f"g{i:05d}", sgf_text, npz)
     write_rate = bare / (time.perf_counter() - t0)
-    backend = RayBackend(max_actors=2, actor_class=SyntheticActor)
     backend.generate_games(model, [root / "ingest-warm" / "g0"], size,
                            Synthetic(sgf_text, npz, plies), 0)
     echo(f"driver ingest ({n} synthetic games of {plies} plies: {len(npz) / 1024:.1f} KiB "

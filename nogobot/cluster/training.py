@@ -26,26 +26,13 @@ from .actors import ActorPool, NetRef
 
 
 def match_result(a: str, b: str, games: dict[int, tuple]):
-    """A ``MatchResult`` of A vs B from {game k: (winner colour, plies, illegal)}; A is black
-    in even games (as ``match.play_match``)."""
-    from ..board import BLACK, WHITE
+    """A ``MatchResult`` of A vs B from {game k: (winner colour, plies, illegal)}, in game
+    order; A is black in even games (as ``match.play_match``)."""
     from ..train.match import MatchResult
 
     res = MatchResult(a, b)
     for k in sorted(games):
-        winner, plies, illegal = games[k]
-        a_black = k % 2 == 0
-        a_won = winner == (BLACK if a_black else WHITE)
-        res.wins += a_won
-        res.losses += not a_won
-        if a_won:
-            if a_black:
-                res.a_black_wins += 1
-            else:
-                res.a_white_wins += 1
-        res.plies.append(plies)
-        res.outcomes.append(bool(a_won))
-        res.illegal += illegal
+        res.add(k, *games[k])
     return res
 
 

@@ -83,6 +83,21 @@ class MatchResult:
     def games(self) -> int:
         return self.wins + self.losses
 
+    def add(self, game: int, winner: int, plies: int, illegal: bool) -> None:
+        """Record game number ``game`` (A is black in even games) won by colour ``winner``."""
+        a_black = game % 2 == 0
+        a_won = winner == (BLACK if a_black else WHITE)
+        self.wins += a_won
+        self.losses += not a_won
+        if a_won:
+            if a_black:
+                self.a_black_wins += 1
+            else:
+                self.a_white_wins += 1
+        self.plies.append(plies)
+        self.outcomes.append(bool(a_won))
+        self.illegal += illegal
+
     @property
     def score(self) -> float:
         return self.wins / self.games if self.games else 0.0
@@ -126,19 +141,8 @@ def play_match(a, b, games: int, size: int, progress=None) -> MatchResult:
     """``games`` games between players a and b, colours alternating (a is black in game 0)."""
     res = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
     for g in range(games):
-        a_black = g % 2 == 0
-        winner, board, illegal = play_game(a, b, size) if a_black else play_game(b, a, size)
-        a_won = winner == (BLACK if a_black else WHITE)
-        res.wins += a_won
-        res.losses += not a_won
-        if a_won:
-            if a_black:
-                res.a_black_wins += 1
-            else:
-                res.a_white_wins += 1
-        res.plies.append(board.ply)
-        res.outcomes.append(bool(a_won))
-        res.illegal += illegal
+        winner, board, illegal = play_game(a, b, size) if g % 2 == 0 else play_game(b, a, size)
+        res.add(g, winner, board.ply, illegal)
         if progress is not None:
             progress(res)
     return res
