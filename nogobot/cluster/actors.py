@@ -111,6 +111,11 @@ class GameActor:
     def hello(self) -> dict:
         return node_info()
 
+    def cpu_seconds(self) -> float:
+        """CPU time this actor's process has used (``nogobot bench selfplay``)."""
+        t = os.times()
+        return t.user + t.system
+
     def _evaluator(self, net: NetRef):
         ev = self._evaluators.get(net.sha)
         if ev is None:

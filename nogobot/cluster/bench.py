@@ -10,7 +10,10 @@ Set-ups, measured in one run on the same model and settings (``--repeats`` round
 The set-ups take turns, round after round, so that a shared machine's changing load falls on all
 of them alike. Games per hour (median), per core, and "vs plain": the median over rounds of each
 round's ratio to the plain set-up with as many cores (paired, so load drift cancels; the aim for
-Ray: >= 0.9).
+Ray: >= 0.9). On a busy machine wall-clock rates swing with other people's work, so the games
+per CPU-hour are shown too: the CPU time of every process that plays or writes games (the
+driver, its worker processes, the actors; not Ray's own daemons), which other load hardly
+changes.
 Then the driver's side: how many finished games per second it takes in from actors and writes
 as shards (synthetic games: ``SyntheticActor`` streams one real game's shard bytes as fast as
 Ray carries them), beside the bare atomic shard writes without Ray. That is where a cluster's
@@ -19,6 +22,7 @@ driver would saturate (README "Scale-out on Ray").
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -54,6 +58,12 @@ class SyntheticActor:
             yield gid, sp.sgf_text, sp.npz, sp.plies
 
 
+def _own_cpu() -> float:
+    """CPU seconds of this process and of its children that ended (spawned workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 9,
                    repeats: int = 3, with_ray: bool = True, ingest_games: int = 2000,
                    echo=print) -> dict:
@@ -72,8 +82,8 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
          f"{games} games per measurement; the set-ups take turns, {repeats} rounds (medians)")
     generate_games(model, stems(1), size, sp, 0)  # JIT and onnxruntime warm-up, untimed
     setups = [(f"plain, {w} worker process{'es' if w > 1 else ''}", f"plain{w}", w,
-               lambda i, w=w: generate_games(model, stems(games), size, sp, 100 + i, workers=w))
-              for w in (1, 2)]
+               lambda i, w=w: generate_games(model, stems(games), size, sp, 100 + i, workers=w),
+               lambda: 0.0) for w in (1, 2)]
     backends = []
     if with_ray:
         from .connect import connect
@@ -81,7 +91,7 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
         # 5 logical CPUs: the 1-actor and 2-actor pools (and the 2 synthetic actors) live side
         # by side, so that the set-ups can take turns (an idle actor costs nothing); one set-up
         # plays at a time. All start now: a node started later with other sources is refused.
-        connect("local", num_cpus=5, object_store_mb=200)
+        ray = connect("local", num_cpus=5, object_store_mb=200)
         from .training import RayBackend
 
         synthetic = RayBackend(max_actors=2, actor_class=SyntheticActor)
@@ -94,24 +104,33 @@ def bench_selfplay(model: str, games: int = 8, playouts: int = 100, size: int = 
             backends.append(backend)
             setups.append((f"Ray, {actors} actor{'s' if actors > 1 else ''}", f"ray{actors}",
                            actors, lambda i, b=backend: b.generate_games(model, stems(games),
-                                                                         size, sp, 200 + i)))
-    runs: dict[str, list] = {key: [] for _, key, _, _ in setups}
+                                                                         size, sp, 200 + i),
+                           lambda b=backend: sum(ray.get([s.handle.cpu_seconds.remote()
+                                                          for s in b.pool.slots]))))
+    runs: dict[str, list] = {key: [] for _, key, _, _, _ in setups}
+    cpu: dict[str, list] = {key: [] for _, key, _, _, _ in setups}
     for i in range(repeats):  # round robin: the machine's load drifts over all set-ups alike
-        for _, key, _, fn in setups:
-            t0 = time.perf_counter()
+        for _, key, _, fn, actor_cpu in setups:
+            c0, a0, t0 = _own_cpu(), actor_cpu(), time.perf_counter()
             n = fn(i)
+            wall = time.perf_counter() - t0
             if n != games:
                 raise RuntimeError(f"{key}: expected {games} games, got {n}")
-            runs[key].append(3600.0 * games / (time.perf_counter() - t0))
+            runs[key].append(3600.0 * games / wall)
+            cpu[key].append(3600.0 * games / (_own_cpu() - c0 + actor_cpu() - a0))
     out = {key: statistics.median(r) for key, r in runs.items()}
-    echo(f"{'set-up':<28}{'games/hour':>12}{'per core':>10}{'vs plain':>10}  (each round)")
-    for label, key, cores, _ in setups:
+    echo(f"{'set-up':<26}{'games/hour':>11}{'per core':>9}{'vs plain':>9}"
+         f"{'per CPU-hour':>13}{'vs plain':>9}")
+    for label, key, cores, _, _ in setups:
         med = out[key]
         # Paired: each round's ratio to the plain set-up of the same round, then the median.
         ratio = statistics.median(r / p for r, p in zip(runs[key], runs[f"plain{cores}"]))
-        out[f"{key}_vs_plain"] = ratio
-        echo(f"{label:<28}{med:>12.0f}{med / cores:>10.0f}{ratio:>10.2f}  "
-             f"({', '.join(f'{r:.0f}' for r in runs[key])})")
+        per_cpu = statistics.median(cpu[key])
+        cpu_ratio = per_cpu / statistics.median(cpu[f"plain{cores}"])
+        out.update({f"{key}_vs_plain": ratio, f"{key}_per_cpu_hour": per_cpu,
+                    f"{key}_cpu_vs_plain": cpu_ratio})
+        echo(f"{label:<26}{med:>11.0f}{med / cores:>9.0f}{ratio:>9.2f}{per_cpu:>13.0f}"
+             f"{cpu_ratio:>9.2f}   rounds: {', '.join(f'{r:.0f}' for r in runs[key])}")
     for backend in backends:
         backend.close()
     if with_ray and ingest_games:
