@@ -162,18 +162,18 @@ def _stones(value, size: int, field_name: str) -> list[tuple[int, int]]:
         raise QueryError("must be a list of [player, vertex] pairs", field_name)
     out = []
     for k, item in enumerate(value):
+        what = f"move {k + 1}" if field_name == "moves" else f"stone {k + 1}"
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], str)):
-            raise QueryError(f"entry {k} must be a [player, vertex] pair, not "
-                             f"{json.dumps(item)}", field_name)
+            raise QueryError(f"{what} must be a [player, vertex] pair, not {json.dumps(item)}",
+                             field_name)
         colour = _player(item[0], field_name)
         vertex = item[1]
         if vertex.strip().lower() == "pass":
-            what = f"move {k + 1}" if field_name == "moves" else f"entry {k}"
             raise QueryError(f"{what} is a pass: NoGo has no pass", field_name)
         try:
             p = coords.from_gtp(vertex, size)
         except ValueError as e:
-            raise QueryError(f"entry {k}: {e}", field_name) from None
+            raise QueryError(f"{what}: {e}", field_name) from None
         out.append((colour, p))
     return out
 
@@ -333,7 +333,7 @@ class AnalysisEngine:
             return None
         qid = obj["id"]
         if isinstance(qid, bool) or not isinstance(qid, (str, int)):
-            emit({"error": "id must be a string", "field": "id", "id": qid})
+            emit({"error": "id must be a string or an integer", "field": "id", "id": qid})
             return None
         if "action" in obj:
             action = obj["action"]
