@@ -183,5 +183,10 @@ def start(kind: str, log: Callable[[str], None] | None = None) -> threading.Thre
 
 
 def wait(kind: str, log: Callable[[str], None] | None = None) -> float:
-    """Block until ``kind``'s kernels are ready (loading them here if nobody started to)."""
-    return load(kind, log)
+    """Block until ``kind``'s kernels are ready (loading them here if nobody started to). For
+    ``search``, also until ``later`` when that has to be compiled: a first search beside the
+    compiler would get a fraction of the CPU (loading it from the cache takes a few ms)."""
+    seconds = load(kind, log)
+    if kind == "search" and cold("later"):
+        seconds += load("later", log)
+    return seconds
