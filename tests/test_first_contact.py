@@ -328,3 +328,11 @@ def test_cold_first_move_is_announced_and_searches_its_playouts(tmp_path):
     searches = re.findall(r"playouts (\d+) .* stop: (\S+)", res.stderr)
     assert len(searches) == 2 and all(int(n) >= 200 and why == "playouts"
                                        for n, why in searches), res.stderr
+    # The cache is now warm: `nogobot warmup` says so, and a new engine announces nothing.
+    warm = nogobot("warmup", "--no-agents", env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    assert warm.returncode == 0, warm.stderr
+    assert "search (features, MCTS) kernels: loaded from numba's cache" in warm.stdout
+    assert "tree reuse and endgame solver kernels: loaded from numba's cache" in warm.stdout
+    again = nogobot("gtp", "--playouts", "50", input="genmove b\n",
+                    env={"NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+    assert again.returncode == 0 and "compiling" not in again.stderr
