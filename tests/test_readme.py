@@ -122,3 +122,27 @@ def test_readme_setup_commands_from_a_fresh_copy(tmp_path):
     assert (repo / "runs/time.png").stat().st_size > 1000
     for cmd in setup_commands():
         assert shlex.split(cmd)  # every line is plain shell
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_readme_training_chain_from_scratch(tmp_path):
+    """The Training section's first two commands, as written (the bootstrap, then
+    configs/cpu.yaml from its checkpoint) in a directory holding only configs/, with a tiny
+    budget appended to each (their last options win) so that they take seconds."""
+    pytest.importorskip("torch")
+    block = section("Training")
+    lines = [ln.strip().split("  #")[0].strip() for ln in block.splitlines()
+             if ln.startswith("    ") and not ln.strip().startswith("#")]
+    boot = next(ln for ln in lines if ln.startswith("python -m nogobot.train.bootstrap"))
+    train = next(ln for ln in lines if "nogobot train configs/cpu.yaml" in ln)
+    assert lines.index(boot) < lines.index(train), "the bootstrap must come first"
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    for cmd, tiny in ((boot, " --games 10,10,10 --minutes 0.05 --eval-games 2"),
+                      (train, " --generations 0")):
+        res = subprocess.run(["bash", "-c", cmd + tiny], cwd=tmp_path, env=env, text=True,
+                             capture_output=True, timeout=600, check=False)
+        assert res.returncode == 0, f"{cmd}: {res.stderr[-2000:]}"
+    assert (tmp_path / "runs/cpu1/state.json").is_file()
