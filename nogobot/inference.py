@@ -13,7 +13,9 @@ from ``nogobot.features`` and returns an ``Evaluation``:
 ``OnnxEvaluator`` loads NAME.onnx and checks its sidecar NAME.yaml (format version, feature
 version, plane count, sha256 of the .onnx); every loading problem raises one ``ModelError`` naming
 the file. The checks of the files themselves are ``modelfile.check_model`` (no numpy, numba or
-onnxruntime: the commands run it at start-up, before they speak their protocol). Device choice (``device=``):
+onnxruntime: the commands run it at start-up, before they speak their protocol).
+
+Device choice (``device=``):
 
 * ``"cpu"``: CPU provider with ORT_ENABLE_ALL, intra-op threads = ``threads`` (default: all
   cores), inter-op 1, sequential execution, spinning off unless ``spin`` (search threads share

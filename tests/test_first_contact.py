@@ -302,7 +302,8 @@ def test_one_gtp_subprocess_controller():
     from nogobot.tournament import gtp_client, referee, runner
 
     assert conformance.GtpProcess is gtp_client.GtpProcess
-    assert referee.GtpProcess is gtp_client.GtpProcess and runner.GtpProcess is gtp_client.GtpProcess
+    assert referee.GtpProcess is gtp_client.GtpProcess
+    assert runner.GtpProcess is gtp_client.GtpProcess
     for mod in (conformance, referee, runner):
         assert "Popen" not in Path(mod.__file__).read_text(), mod.__name__
 
