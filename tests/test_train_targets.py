@@ -210,6 +210,27 @@ def test_stage_switch_gates_with_more_games_at_equal_compute(tmp_path):
     assert run.trainer(1).meta["steps"] == 2 * cfg.training.steps_per_generation
 
 
+def test_the_next_stage_is_tried_on_schedule_without_same_stage_gating(tmp_path):
+    from pathlib import Path
+
+    from nogobot.train.config import load_config
+    from nogobot.train.loop import TrainingRun
+
+    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
+    cfg = load_config(tiny, overrides=["gating.games=0", "gating.stage_switch_games=2",
+                                       "curriculum.try_next_every=2"])
+    run = TrainingRun(cfg, tmp_path / "run")
+    run.initialise()
+    run.run(generations=2)
+    from nogobot.train.loop import read_csv
+
+    gens = read_csv(run.dir / "generations.csv")
+    assert [r["stage"] for r in gens] == ["0", "1"]  # gen 1 as usual, gen 2 tries stage 1
+    elo = read_csv(run.dir / "elo.csv")
+    assert int(elo[0]["wins"]) + int(elo[0]["losses"]) == 0  # same stage: accepted unplayed
+    assert int(elo[1]["wins"]) + int(elo[1]["losses"]) == 2  # the stage switch is played
+
+
 def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     """snapshot -> a new run from the campaign folder keeps the weights, the optimiser state,
     the step counters and the self-play games counted so far."""

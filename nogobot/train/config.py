@@ -119,6 +119,9 @@ class CurriculumConfig:
     # position (targets (1-w)·search + w·teacher), so it starts the stage switch at the
     # generator's strength instead of from scratch on too little data.
     distill_weight: float = 0.0
+    # Also try the next stage every N generations, plateau or not (0 = only after a plateau):
+    # with gating.games 0 (every same-stage candidate accepted) nothing else ever plateaus.
+    try_next_every: int = 0
 
 
 @dataclass
@@ -188,6 +191,7 @@ _CHECKS: dict[str, tuple] = {
 _CHECKS["training.value_target_mix"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _CHECKS["curriculum.distill_weight"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _CHECKS["gating.stage_switch_games"] = (lambda v: v >= 0, "an integer >= 0")
+_CHECKS["curriculum.try_next_every"] = (lambda v: v >= 0, "an integer >= 0")
 for _k in ("value_weight", "dominion_weight", "score_weight", "aux_weight", "soft_policy_weight"):
     _CHECKS[f"training.{_k}"] = (lambda v: v >= 0, "a number >= 0")
 

@@ -264,9 +264,10 @@ class TrainingRun:
 
     # -- one generation ---------------------------------------------------------------------
     def gate_stage(self) -> int:
-        st, n = self.state, len(self.cfg.network.stages)
-        plateau = st["failures"] >= self.cfg.curriculum.plateau_failures
-        return st["stage"] + 1 if plateau and st["stage"] + 1 < n else st["stage"]
+        st, n, cur = self.state, len(self.cfg.network.stages), self.cfg.curriculum
+        plateau = st["failures"] >= cur.plateau_failures
+        scheduled = cur.try_next_every > 0 and st["generation"] % cur.try_next_every == 0
+        return st["stage"] + 1 if (plateau or scheduled) and st["stage"] + 1 < n else st["stage"]
 
     def selfplay(self, g: int) -> dict:
         cfg, sp = self.cfg, self.cfg.selfplay
