@@ -169,7 +169,8 @@ def draw_ledger(path, out=None) -> Path:
                     ls="-" if label == "campaign" else ":")
         for n in nets:
             ax.annotate(n.get("short", n["name"]), (n["selfplay_games"], n["elo"]),
-                        textcoords="offset points", xytext=(4, -12), fontsize=7)
+                        textcoords="offset points", xytext=tuple(n.get("label_offset", (4, -12))),
+                        fontsize=7)
     ax.set_xlabel("self-play games behind the net (cumulative over the campaign)")
     ax.set_ylabel(f"Elo (Bradley-Terry, {led.get('anchor', 'anchor')} = 0; 95% intervals)")
     ax.set_title(led.get("title", "nogobot training campaign"))
