@@ -23,7 +23,7 @@ FEATURE_VERSION = 1
 NUM_PLANES = 12
 SIDECAR_FORMAT_VERSION = 1
 KNOWN_SIDECAR_FORMATS = (1,)
-DEFAULT_MODEL_NAME = "nogobot-b6c32-sp1"
+DEFAULT_MODEL_NAME = "nogobot-b6c32-sp2"
 OUTPUT_NAMES = ("policy", "value", "dominion", "score")
 
 
