@@ -36,6 +36,18 @@ def match_result(a: str, b: str, games: dict[int, tuple]):
     return res
 
 
+def match_jobs(size: int, a: tuple, b: tuple, games: int, seed: int, temperature_moves: int,
+               use_solver: bool) -> list:
+    """Jobs (k, (size, black, white)) of A vs B, players (spec or NetRef, playouts): A is black
+    in even games, and each player gets a seed of its own per game."""
+    jobs = []
+    for k in range(games):
+        pa = (a[0], a[1], temperature_moves, seed + 7919 * k, use_solver)
+        pb = (b[0], b[1], temperature_moves, seed + 7919 * k + 1, use_solver)
+        jobs.append((k, (size, pa, pb) if k % 2 == 0 else (size, pb, pa)))
+    return jobs
+
+
 class RayBackend:
     """Self-play and gating on Ray actors (``device="cuda"``: one GPU per actor)."""
 
@@ -88,16 +100,9 @@ class RayBackend:
     def play_gating(self, candidate: Path, best: Path, games: int, size: int, gating, seed: int,
                     use_solver: bool, progress=None, candidate_playouts: int | None = None):
         cand, champ = self.net(candidate), self.net(best)
-        a = (cand, candidate_playouts or gating.playouts)
-        b = (champ, gating.playouts)
-        jobs = []
-        for k in range(games):
-            black, white = (a, b) if k % 2 == 0 else (b, a)
-            jobs.append((k, (size,
-                             (black[0], black[1], gating.temperature_moves,
-                              seed + 7919 * k + (k % 2), use_solver),
-                             (white[0], white[1], gating.temperature_moves,
-                              seed + 7919 * k + 1 - (k % 2), use_solver))))
+        jobs = match_jobs(size, (cand, candidate_playouts or gating.playouts),
+                          (champ, gating.playouts), games, seed, gating.temperature_moves,
+                          use_solver)
         results: dict[int, tuple] = {}
 
         def take(r) -> None:
@@ -125,10 +130,9 @@ class LadderOnRay:
         for i, j, spec_i, spec_j, games, size, playouts, temperature_moves, seed in pairings:
             pi, pj = (self.backend.net(s) if s.endswith(".onnx") else s for s in (spec_i, spec_j))
             need[(i, j)] = games
-            for k in range(games):
-                a = (pi, playouts, temperature_moves, seed + 7919 * k, self.use_solver)
-                b = (pj, playouts, temperature_moves, seed + 7919 * k + 1, self.use_solver)
-                jobs.append(((i, j, k), (size, a, b) if k % 2 == 0 else (size, b, a)))
+            jobs += [((i, j, k), p) for k, p in match_jobs(
+                size, (pi, playouts), (pj, playouts), games, seed, temperature_moves,
+                self.use_solver)]
         got: dict[tuple, dict] = {p: {} for p in need}
         for r in self.backend.pool.results("match_games", jobs):
             (i, j, k), rest = r[0], r[1:]
