@@ -400,8 +400,9 @@ def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_
     from pathlib import Path
 
     try:
-        import torch  # noqa: F401 -- the loop imports it later; say so now, in one line
+        from .train import require_torch
 
+        require_torch()  # the loop imports torch later; say so now, in one line
         from .train.config import ConfigError, load_config
         from .train.loop import train_command
     except ImportError as e:
@@ -581,8 +582,9 @@ def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
 
     model = _check_model(model)
     try:
-        import torch  # noqa: F401 -- the game writer needs it (via train.bootstrap)
+        from .train import require_torch
 
+        require_torch()  # the game writer needs it (via train.bootstrap)
         from .train.config import SelfPlayConfig
         from .train.loop import Progress
         from .train.selfplay import generate_games

@@ -207,13 +207,14 @@ class TrainingRun:
 
     def initialise(self, from_games=None, from_games_steps: int = 1000) -> None:
         """Generation 0: the initial net (init checkpoint, supervised on records, or random)."""
-        from .campaign import is_campaign, read_campaign
+        from .campaign import is_campaign, read_campaign, stage_checkpoint
 
         cfg = self.cfg
         if cfg.init_checkpoint and not Path(cfg.init_checkpoint).exists():
             raise FileNotFoundError(f"init_checkpoint {cfg.init_checkpoint}: no such file")
         stage, before = 0, {"games_before": 0, "generations_before": 0}
-        if is_campaign(cfg.init_checkpoint):  # go on where the committed campaign stopped
+        campaign = is_campaign(cfg.init_checkpoint)
+        if campaign:  # go on where the committed campaign stopped
             camp = read_campaign(cfg.init_checkpoint)
             stage = camp["stage"]
             if stage >= len(cfg.network.stages):
@@ -227,8 +228,7 @@ class TrainingRun:
             info = self.supervised(from_games, from_games_steps)
         t.save(self.ckpt(stage), generation=0, extra={"from_games": info or None})
         for s in range(stage + 1, len(cfg.network.stages)):  # kept next stages, if any
-            if is_campaign(cfg.init_checkpoint) and (Path(cfg.init_checkpoint) /
-                                                     f"stage{s}.pt").exists():
+            if campaign and stage_checkpoint(cfg.init_checkpoint, s):
                 self.trainer(s).save(self.ckpt(s), generation=0)
         self.state = {"version": STATE_VERSION, "generation": 1, "phase": "selfplay",
                       "stage": stage, "best": None, "best_elo": 0.0, "failures": 0,

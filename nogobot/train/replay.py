@@ -42,8 +42,6 @@ def concat(parts: list[dict]) -> dict[int, dict]:
     """Concatenate shards, grouped by board size."""
     by_size: dict[int, list[dict]] = {}
     for d in parts:
-        if "root_value" not in d:  # arrays from elsewhere (records, bootstrap): no search value
-            d = {**d, "root_value": np.asarray(d["value"], np.float32)}
         if len(d["value"]):
             by_size.setdefault(shard_size(d), []).append(d)
     return {s: {k: np.concatenate([d[k] for d in ds]) for k in KEYS}
