@@ -24,6 +24,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # nodes on 127.
 ray = pytest.importorskip("ray")
 
 from click.testing import CliRunner  # noqa: E402
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
 from nogobot.cli import main  # noqa: E402
 
@@ -71,22 +72,18 @@ def test_training_generation_survives_losing_a_node(cluster, tmp_path):
         except BaseException as e:  # re-raised below
             result["error"] = e
 
+    # The head node's CPU is held for the whole test, so the pool's actors can run only on
+    # the worker node and, once it is gone, only on the node that joins: whatever games are
+    # left after the removal must go to that node, however fast this machine plays them.
+    head_hog = Hog.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+        node_id=c.head_node.node_id, soft=False)).remote()
+    ray.get(head_hog.ping.remote())
     t = threading.Thread(target=train, daemon=True)
     t.start()
-    # Remove the worker node while its actor has games in flight, then add a fresh node.
-    deadline = time.monotonic() + 240
-    while t.is_alive() and time.monotonic() < deadline:
-        busy = [s for s in pool.slots if s.state == "busy" and s.jobs
-                and s.info.get("node_id") == worker.node_id]
-        if busy and pool.by_node[worker.node_id] >= 1:
-            c.remove_node(worker)
-            joined = c.add_node(**NODE).node_id
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail("the worker node never had games in flight")
-    t.join(300)
-    assert not t.is_alive() and "error" not in result, result
+    try:
+        joined = remove_worker_mid_generation(c, worker, pool, t, result)
+    finally:
+        ray.kill(head_hog)
 
     state = json.loads((run / "state.json").read_text())
     assert state["generation"] == 2 and state["games_total"] == games
@@ -101,6 +98,33 @@ def test_training_generation_survives_losing_a_node(cluster, tmp_path):
     assert pool.by_node[joined] >= 1, dict(pool.by_node)
     assert [int(r["generation"]) for r in read_csv(run / "elo.csv")] == [1]  # gated on Ray
     backend.close()
+
+
+@ray.remote(num_cpus=1)
+class Hog:
+    """Holds one CPU of a node until killed."""
+
+    def ping(self):
+        return 1
+
+
+def remove_worker_mid_generation(c, worker, pool, t, result) -> str:
+    """Remove the worker node while its actor has games in flight, add a fresh node, wait for
+    the generation (thread ``t``) to finish; returns the fresh node's id."""
+    deadline = time.monotonic() + 240
+    while t.is_alive() and time.monotonic() < deadline:
+        busy = [s for s in pool.slots if s.state == "busy" and s.jobs
+                and s.info.get("node_id") == worker.node_id]
+        if busy and pool.by_node[worker.node_id] >= 1:
+            c.remove_node(worker)
+            joined = c.add_node(**NODE).node_id
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail("the worker node never had games in flight")
+    t.join(300)
+    assert not t.is_alive() and "error" not in result, result
+    return joined
 
 
 def test_ladder_over_ray(cluster, tmp_path):
@@ -163,11 +187,6 @@ engines:
 
 def test_tournament_game_whose_cores_are_taken(cluster, tmp_path):
     c, _ = cluster
-
-    @ray.remote(num_cpus=1)
-    class Hog:
-        def ping(self):
-            return 1
 
     hogs = [Hog.remote() for _ in range(int(ray.cluster_resources()["CPU"]))]
     ray.get([h.ping.remote() for h in hogs])  # every CPU of the cluster is held
