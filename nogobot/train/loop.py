@@ -348,11 +348,11 @@ class TrainingRun:
             if s != st["stage"]:  # a stage switch: more games, and at equal network cost
                 games = gc.stage_switch_games or gc.games
                 if gc.equal_compute and games > 0:
-                    ratio = eval_time_ratio(self.dir / st["best"], cand, cfg.board_size)
+                    ratio = search_speed_ratio(self.dir / st["best"], cand, cfg.board_size)
                     kw["candidate_playouts"] = max(1, round(gc.playouts * ratio))
-                    log(f"gen {g} gating stage {s} at equal compute: its evals take "
-                        f"{1 / ratio:.2f}x the best net's, so {kw['candidate_playouts']} "
-                        f"playouts against {gc.playouts}")
+                    log(f"gen {g} gating stage {s} at equal compute: it searches "
+                        f"{ratio:.2f}x as many playouts per second as the best net, so "
+                        f"{kw['candidate_playouts']} playouts against {gc.playouts}")
             if games > 0:
                 bar = Progress(f"gen {g} gating", games)
                 res = self.backend.play_gating(cand, self.dir / st["best"], games,
@@ -439,27 +439,43 @@ class TrainingRun:
         return completed
 
 
-def eval_time_ratio(best, candidate, size: int, batch: int = 8, seconds: float = 1.0) -> float:
-    """best's network time per evaluation / candidate's, both ONNX nets on this machine at the
-    search's batch size, timed alternately in short rounds (median) so that load on a shared
-    machine falls on both alike."""
-    from ..inference import OnnxEvaluator
+def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
+                       per_search: float = 0.25) -> float:
+    """The candidate's search playouts per second / the best net's, both ONNX nets searching
+    as gating does (batch 8, one thread) on this machine: what "equal compute" must divide.
 
+    Whole searches, not bare network calls: the tree, features and cache cost the same for
+    both nets, so a bigger net is slower by less than its FLOPs say. Searches alternate in
+    pairs on the benchmark positions, from a fresh tree and cache each time (no cache hits),
+    and the median of the pairs' ratios is returned, so that load on a shared machine, which
+    shifts both members of a pair alike, cancels."""
+    import statistics
+
+    from ..benchmarks import _bench_positions
+    from ..inference import OnnxEvaluator
+    from ..mcts import SearchConfig
+    from ..player import SearchLimits, Searcher
+
+    cfg = SearchConfig(batch_size=8, max_tree_mb=16, cache_entries=1 << 14, use_solver=False)
     evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
            OnnxEvaluator(str(candidate), device="cpu", threads=1)]
-    planes = np.zeros((batch, 12, size, size), np.float32)
-    planes[:, 2] = planes[:, 3] = planes[:, 11] = 1.0
-    times: list[list[float]] = [[], []]
-    for ev in evs:
-        ev.evaluate(planes)  # session warm-up
+    positions = _bench_positions(size)
+
+    def rate(ev, board, seed: int, limits: SearchLimits) -> float:
+        r = Searcher(ev, size, cfg, seed=seed).search(board, limits)
+        return r.playouts / max(r.seconds, 1e-9)
+
+    for ev in evs:  # sessions and kernels warmed up outside the timed searches
+        rate(ev, positions[0], 0, SearchLimits(playouts=64))
+    ratios: list[float] = []
     t_end = time.perf_counter() + seconds
-    while time.perf_counter() < t_end or len(times[1]) < 5:
-        for i, ev in enumerate(evs):
-            t0 = time.perf_counter()
-            for _ in range(4):
-                ev.evaluate(planes)
-            times[i].append(time.perf_counter() - t0)
-    return float(np.median(times[0]) / np.median(times[1]))
+    while time.perf_counter() < t_end or len(ratios) < 4:
+        k = len(ratios)
+        board, limits = positions[k % len(positions)], SearchLimits(seconds=per_search)
+        order = (0, 1) if k % 2 == 0 else (1, 0)  # neither net always searches first
+        rates = {i: rate(evs[i], board, k, limits) for i in order}
+        ratios.append(rates[1] / rates[0])
+    return float(statistics.median(ratios))
 
 
 def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
