@@ -453,10 +453,10 @@ def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
 
     from ..benchmarks import _bench_positions
     from ..inference import OnnxEvaluator
-    from ..mcts import SearchConfig
     from ..player import SearchLimits, Searcher
+    from .match import match_search_config
 
-    cfg = SearchConfig(batch_size=8, max_tree_mb=16, cache_entries=1 << 14, use_solver=False)
+    cfg = match_search_config(use_solver=False)  # the solver would time proofs, not the nets
     evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
            OnnxEvaluator(str(candidate), device="cpu", threads=1)]
     positions = _bench_positions(size)

@@ -24,6 +24,14 @@ import numpy as np
 from ..board import BLACK, WHITE, Board
 
 
+def match_search_config(use_solver: bool = True):
+    """The search a ``NetPlayer`` runs (gating, ladders); equal-compute timing uses it too."""
+    from ..mcts import SearchConfig
+
+    return SearchConfig(batch_size=8, max_tree_mb=16, cache_entries=1 << 14,
+                        use_solver=use_solver)
+
+
 class NetPlayer:
     """MCTS on an ONNX model at a fixed playout count per move."""
 
@@ -31,14 +39,11 @@ class NetPlayer:
                  seed: int = 0, device: str = "cpu", threads: int = 1, name: str | None = None,
                  use_solver: bool = True):
         from ..inference import OnnxEvaluator
-        from ..mcts import SearchConfig
         from ..player import Searcher
 
         dev = "cpu" if device == "cpu" else "auto"
         self.evaluator = OnnxEvaluator(model, device=dev, threads=threads)
-        self.searcher = Searcher(self.evaluator, size,
-                                 SearchConfig(batch_size=8, max_tree_mb=16,
-                                              cache_entries=1 << 14, use_solver=use_solver),
+        self.searcher = Searcher(self.evaluator, size, match_search_config(use_solver),
                                  seed=seed)
         self.playouts = playouts
         self.temperature_moves = temperature_moves
