@@ -166,14 +166,21 @@ class Searcher:
     def _step(self, board: Board):
         """One batch (a generator): select leaves, ``yield`` their planes and receive the
         network's ``Evaluation``, expand and back up. Returns (playouts, nn evals)."""
-        leaves, bs, br, bn, bl, blg, bm, planes = self.buffers
+        # One leaf per row: its node, then its board state in ``Board.arrays()`` order (stones,
+        # group roots, next stone in the group, liberty bitsets, legal points, meta), then the
+        # network's input planes.
+        (leaves, leaf_stones, leaf_group_roots, leaf_group_next, leaf_liberties, leaf_legal,
+         leaf_meta, planes) = self.buffers
         self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
-                                    self.cfg_i, leaves, bs, br, bn, bl, blg, bm, planes)
+                                    self.cfg_i, leaves, leaf_stones, leaf_group_roots,
+                                    leaf_group_next, leaf_liberties, leaf_legal, leaf_meta,
+                                    planes)
         if n > 0:
             ev = yield planes[:n]
-            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves, blg, bm,
+            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves,
+                                   leaf_legal, leaf_meta,
                                    np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
                                    np.ascontiguousarray(ev.value, dtype=np.float32),
                                    self.cfg_f[3])
