@@ -1,7 +1,8 @@
 """GTP conformance runner: gogui-regress style ``.tst`` files plus built-in raw framing checks.
 
 ``nogobot conformance [--engine "CMD"] [FILES...]`` works on any GTP engine (default: this
-Python running ``-m nogobot gtp``). With no FILES it runs every ``gtp_conformance/*.tst``.
+Python running ``-m nogobot gtp``). With no FILES it runs every ``.tst`` file of
+the suite shipped in the package, ``nogobot/gtp_conformance/``.
 
 File format (gogui-regress, docs/GTP.md §2, with two documented extensions):
 
@@ -37,12 +38,14 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from .tournament.gtp_client import EngineError, GtpProcess, Response
 
 DEFAULT_TIMEOUT = 30.0
-CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "gtp_conformance"
+# Package data (nogobot/gtp_conformance/), so an installed wheel carries the suite.
+CONFORMANCE_DIR = Path(str(resources.files("nogobot").joinpath("gtp_conformance")))
 _TEST_LINE = re.compile(r"(\d+)[ \t]+\S")
 
 

@@ -8,6 +8,10 @@ replaced file), and a file that is not an ONNX protobuf with the ``planes`` inpu
 outputs (``onnx_io`` walks the protobuf wire format itself). It takes a few ms, so ``nogobot gtp``
 still answers ``name`` at once; onnxruntime loads the network later (``inference``).
 
+Which file a ``--model`` value means is ``resolve_model``'s answer: a path, or the name of a net
+shipped as package data in ``nogobot/models/`` (the default net), found through
+``importlib.resources`` so that an installed wheel works from any directory.
+
 ``FEATURE_VERSION`` and ``NUM_PLANES`` are the input contract of ``features.py``; they are
 defined here so that checking a model needs no numba.
 """
@@ -15,6 +19,8 @@ defined here so that checking a model needs no numba.
 from __future__ import annotations
 
 import hashlib
+import os
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -183,12 +189,43 @@ def _dim(data: bytes, span: tuple[int, int]):
     return "?"
 
 
+def shipped_models_dir() -> Path:
+    """nogobot/models/: the nets shipped inside the package (the wheel carries the default net
+    only; the other nets and the ledger stay in the repository's top-level models/). Found
+    through importlib.resources, so a wheel install and an editable checkout look alike."""
+    # A real directory: onnxruntime opens the file by path (nogobot is never zip-imported).
+    return Path(str(resources.files("nogobot").joinpath("models")))
+
+
+def shipped_model_names() -> list[str]:
+    """The names ``--model NAME`` accepts: the stems of the shipped .onnx files."""
+    folder = shipped_models_dir()
+    return sorted(p.stem for p in folder.glob("*.onnx")) if folder.is_dir() else []
+
+
+def resolve_model(spec: str | os.PathLike | None) -> Path:
+    """The .onnx file a ``--model`` value means: None (or "") is the shipped default net; an
+    existing file or directory is taken as given (``check_model`` judges it); otherwise the
+    name of a shipped net, with or without ``.onnx`` (``nogobot-b6c32-sp2``). Raises
+    ModelError naming the shipped nets when the value is neither a file nor such a name.
+
+    A file wins over a shipped name, so a model in the working directory can always be
+    chosen by its path."""
+    folder = shipped_models_dir()
+    if spec is None or str(spec) == "":
+        return folder / (DEFAULT_MODEL_NAME + ".onnx")
+    path = Path(spec)
+    if path.exists():
+        return path
+    name = path.name[:-len(".onnx")] if path.name.endswith(".onnx") else path.name
+    if str(spec) in (name, name + ".onnx") and (folder / (name + ".onnx")).is_file():
+        return folder / (name + ".onnx")
+    shipped = ", ".join(shipped_model_names()) or "none"
+    raise ModelError(f"{spec}: model file not found, and no shipped net has that name "
+                     f"(shipped: {shipped}; --model takes an .onnx file or one of these names)")
+
+
 def default_model_path() -> Path:
-    """models/<DEFAULT_MODEL_NAME>.onnx: package data (nogobot/models/) if shipped there, else the
-    repository's models/ folder beside the package (an editable install)."""
-    fname = DEFAULT_MODEL_NAME + ".onnx"
-    pkg = Path(__file__).resolve().parent
-    for folder in (pkg / "models", pkg.parent / "models"):
-        if (folder / fname).is_file():
-            return folder / fname
-    return pkg.parent / "models" / fname
+    """The default net, <DEFAULT_MODEL_NAME>.onnx among the shipped nets (it may be missing
+    from a broken install: ``check_model`` and ``inference.load_evaluator`` say so)."""
+    return resolve_model(None)

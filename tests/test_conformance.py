@@ -100,7 +100,7 @@ def test_whole_suite_passes_against_nogobot():
     report = out.getvalue()
     assert status == 0, "\n".join(ln for ln in report.splitlines() if not ln.startswith("pass"))
     assert " 0 FAILED" in report and "(0 skipped)" in report
-    files = sorted(p.name for p in (ROOT / "gtp_conformance").glob("*.tst"))
+    files = sorted(p.name for p in conformance.CONFORMANCE_DIR.glob("*.tst"))
     assert len(files) >= 12
     assert int(report.rsplit("files", 1)[0].split()[-1]) == len(files) + 1  # + built-in
     # The README quotes the suite's size; it must not drift from the real count.

@@ -112,9 +112,9 @@ def test_load_missing_file_is_an_oserror(tmp_path):
 
 
 def test_fixture_files_of_the_conformance_suite():
-    from pathlib import Path
+    from nogobot.conformance import CONFORMANCE_DIR
 
-    here = Path(__file__).resolve().parent.parent / "gtp_conformance" / "sgf"
+    here = CONFORMANCE_DIR / "sgf"
     assert sgf.load(here / "game3.sgf").board().is_terminal()
     assert sgf.load(here / "setup.sgf").setup
     for name in ("capture", "pass", "occupied", "size21", "garbage", "dead_setup"):
