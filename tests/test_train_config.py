@@ -88,6 +88,71 @@ def test_missing_config_file(tmp_path):
         load_config(tmp_path / "nope.yaml")
 
 
+# -- extends: a base config plus a small overlay ----------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(p for p in CONFIGS.glob("*.yaml") if p.stem != "base"),
+                         ids=lambda p: p.name)
+def test_every_shipped_config_loads_under_its_own_name(path):
+    assert load_config(path).name == path.stem
+
+
+def test_cpu_continue_is_cpu_from_another_checkpoint():
+    cpu, cont = load_config(CONFIGS / "cpu.yaml"), load_config(CONFIGS / "cpu-continue.yaml")
+    assert cont.init_checkpoint == "models/nogobot-b6c32-sp1.pt" != cpu.init_checkpoint
+    cont.name, cont.init_checkpoint = cpu.name, cpu.init_checkpoint
+    assert cont == cpu
+
+
+def test_extends_merges_mappings_and_the_overlay_wins(tmp_path):
+    (tmp_path / "base.yaml").write_text(
+        "name: base\nseed: 3\nnetwork:\n  aux_heads: 1\n  stages:\n"
+        "    - {blocks: 2, channels: 8}\n    - {blocks: 3, channels: 8}\n"
+        "training:\n  lr: 0.05\n  batch_size: 32\n")
+    (tmp_path / "mid.yaml").write_text("extends: base.yaml\ntraining:\n  batch_size: 64\n")
+    (tmp_path / "run.yaml").write_text(
+        "extends: mid.yaml\nnetwork:\n  stages:\n    - {blocks: 4, channels: 16}\n"
+        "training:\n  lr: 0.1\n")
+    cfg = load_config(tmp_path / "run.yaml", ["training.momentum=0.5"])
+    assert cfg.name == "run"  # a config is named after its own file, never its base's name
+    assert cfg.seed == 3 and cfg.network.aux_heads == 1  # inherited through two levels
+    assert [(s.blocks, s.channels) for s in cfg.network.stages] == [(4, 16)]  # lists replaced
+    t = cfg.training
+    assert (t.lr, t.batch_size, t.momentum) == (0.1, 64, 0.5)
+
+
+def test_a_bad_inherited_value_is_reported_at_the_base_line(tmp_path):
+    (tmp_path / "base.yaml").write_text("seed: 0\nselfplay:\n  playouts: many\n")
+    (tmp_path / "run.yaml").write_text("extends: base.yaml\nseed: 1\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{tmp_path / 'base.yaml'}:3: "
+                                                    "selfplay.playouts: expected an integer")):
+        load_config(tmp_path / "run.yaml")
+    # Once the overlay sets the value, the base's bad one is gone, and so is its line.
+    (tmp_path / "run.yaml").write_text("extends: base.yaml\nselfplay:\n  playouts: 0\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{tmp_path / 'run.yaml'}:3: "
+                                                    "selfplay.playouts: expected an integer >= 1")):
+        load_config(tmp_path / "run.yaml")
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"run.yaml": "seed: 1\nextends: nope.yaml\n"},
+     ["run.yaml:2: extends: no such base config", "nope.yaml"]),
+    ({"run.yaml": "extends: run.yaml\n"}, ["run.yaml:1: extends: run.yaml makes a cycle"]),
+    ({"run.yaml": "extends: a.yaml\n", "a.yaml": "extends: b.yaml\n",
+      "b.yaml": "extends: a.yaml\n"}, ["b.yaml:1: extends: a.yaml makes a cycle",
+                                        "run.yaml -> ", "a.yaml -> ", "b.yaml -> "]),
+    ({"run.yaml": "extends: [a.yaml]\n"}, ["run.yaml:1: extends: expected the path"]),
+    ({"run.yaml": "extends: a.yaml\n", "a.yaml": "- 1\n"}, ["a.yaml: expected a mapping"]),
+])
+def test_bad_extends_is_a_clear_error_naming_the_file(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path / "run.yaml")
+    for part in expected:
+        assert part in str(e.value), str(e.value)
+
+
 def test_cli_reports_bad_config(tmp_path):
     pytest.importorskip("torch")
     from nogobot.cli import main

@@ -1,9 +1,10 @@
 """Training configuration: dataclasses for every setting of ``nogobot train`` and YAML loading.
 
 A config file has the sections below; every key is optional (defaults in the dataclasses; the
-shipped examples are ``nogobot/train/configs/{tiny,cpu,gpu}.yaml``)::
+shipped configs are ``configs/*.yaml``)::
 
-    name: cpu                 # free text (default: the file name)
+    extends: base.yaml        # optional: start from this config (path relative to this file)
+    name: cpu                 # free text (default: the file name; never inherited)
     seed: 0
     board_size: 9             # self-play board (the net itself is size-agnostic)
     generations: 1000         # stop after this many generations
@@ -17,8 +18,13 @@ shipped examples are ``nogobot/train/configs/{tiny,cpu,gpu}.yaml``)::
     curriculum: {plateau_failures, train_next_stage}
     export:    {parity_sizes}
 
+``extends`` merges the file over its base, recursively for mappings: the file's value wins, a
+list (``network.stages``, ``export.parity_sizes``) replaces the base's whole, and a base may itself
+extend another. So ``cpu-continue.yaml`` is ``extends: cpu.yaml`` plus the one line it changes.
+
 Errors (``ConfigError``) name the file, the line, the field and the problem, e.g.
-``cpu.yaml:12: selfplay.playouts: expected an integer >= 1, got 'many'``.
+``cpu.yaml:12: selfplay.playouts: expected an integer >= 1, got 'many'``; a bad value inherited
+from a base is reported at the base's line.
 """
 
 from __future__ import annotations
@@ -212,6 +218,8 @@ class _Ctx:
             key = key_parent
         if isinstance(line, str):  # a --set override, not a line of the file
             where = f"{self.path} {line}"
+        elif isinstance(line, tuple):  # (base file, line): a value inherited through ``extends``
+            where = f"{line[0]}:{line[1]}"
         else:
             where = f"{self.path}:{line}" if line else f"{self.path}"
         return ConfigError(f"{where}: {problem}")
@@ -338,10 +346,8 @@ def apply_overrides(data: dict, overrides, path: Path, lines: dict) -> None:
             lines[dotted] = f"--set {item}"
 
 
-def load_config(path, overrides=()) -> TrainConfig:
-    """Read and validate a training config, then apply ``overrides`` (``KEY=VALUE`` strings, see
-    ``apply_overrides``); raises ConfigError naming file, line (or override) and field."""
-    path = Path(path)
+def _read_yaml(path: Path):
+    """Parse one config file: (data, {dotted key: line}); ConfigError when unreadable."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -359,8 +365,63 @@ def load_config(path, overrides=()) -> TrainConfig:
     lines: dict = {}
     if node is not None:
         _key_lines(node, "", lines)
-    if data is None:
-        data = {}
+    return ({} if data is None else data), lines
+
+
+def _merge(base: dict, over: dict, prefix: str, lines: dict) -> dict:
+    """``over`` merged onto ``base``: mappings recursively, anything else replaced whole.
+
+    ``lines`` holds the base's key lines; those of a replaced value's children are dropped so that
+    an error can never point into a base value that is no longer there."""
+    out = dict(base)
+    for k, v in over.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v, key, lines)
+            continue
+        out[k] = v
+        for stale in [s for s in lines if s.startswith((f"{key}.", f"{key}["))]:
+            del lines[stale]
+    return out
+
+
+def _resolve(path: Path, chain: tuple[Path, ...] = ()):
+    """The file's settings with its ``extends`` chain merged in: (data, key lines).
+
+    Lines of the file itself are ints; those inherited from a base are (base path, line), so
+    that errors name the file a value comes from."""
+    data, lines = _read_yaml(path)
+    if not isinstance(data, dict) or "extends" not in data:
+        return data, lines
+    base_name = data.pop("extends")
+    where = f"{path}:{lines.pop('extends', '?')}"
+    if not isinstance(base_name, str) or not base_name:
+        raise ConfigError(f"{where}: extends: expected the path of a base config, got "
+                          f"{base_name!r}")
+    base_path = path.parent / base_name
+    here = path.resolve()
+    if base_path.resolve() in (*chain, here):
+        cycle = " -> ".join(str(p) for p in (*chain, here, base_path.resolve()))
+        raise ConfigError(f"{where}: extends: {base_name} makes a cycle ({cycle})")
+    if not base_path.is_file():
+        raise ConfigError(f"{where}: extends: no such base config {base_path}")
+    base, base_lines = _resolve(base_path, (*chain, here))
+    if not isinstance(base, dict):
+        raise ConfigError(f"{base_path}: expected a mapping of settings (the base of {path})")
+    base.pop("name", None)  # a config is named after itself (or its file), not after its base
+    merged_lines = {k: (v if isinstance(v, tuple) else (base_path, v))
+                    for k, v in base_lines.items() if k != "name"}
+    merged = _merge(base, data, "", merged_lines)
+    merged_lines.update(lines)
+    return merged, merged_lines
+
+
+def load_config(path, overrides=()) -> TrainConfig:
+    """Read and validate a training config (its ``extends`` chain merged in), then apply
+    ``overrides`` (``KEY=VALUE`` strings, see ``apply_overrides``); raises ConfigError naming file,
+    line (or override) and field."""
+    path = Path(path)
+    data, lines = _resolve(path)
     if overrides:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of settings")
