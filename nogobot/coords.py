@@ -9,7 +9,7 @@ system         example (9×9)   notes
 flat           0 .. N*N-1      what every kernel, tree and network uses
 (row, col)     (0, 0)          row 0 = top
 GTP vertex     "A9"            columns A..Z skipping I; row 1 = bottom; any case on input
-SGF point      "aa"            column letter then row letter, row a = top
+SGF point      "aa"            read/written by sgfmill; sgf.py maps its (row, col), row 0 = bottom
 Botzone        x, y            handled in botzone.py via (row, col)
 =============  ==============  =========================================================
 
@@ -51,17 +51,3 @@ def from_gtp(vertex: str, size: int) -> int:
         raise ValueError(f"vertex off the {size}x{size} board: {vertex!r}")
     return to_flat(size - number, col, size)
 
-
-def to_sgf(p: int, size: int) -> str:
-    row, col = from_flat(p, size)
-    return chr(ord("a") + col) + chr(ord("a") + row)
-
-
-def from_sgf(point: str, size: int) -> int:
-    """SGF point -> flat index. Raises ValueError for pass ("" or "tt") or off-board."""
-    if len(point) != 2:
-        raise ValueError(f"not an SGF point: {point!r}")
-    col, row = ord(point[0]) - ord("a"), ord(point[1]) - ord("a")
-    if not (0 <= row < size and 0 <= col < size):
-        raise ValueError(f"SGF point off the {size}x{size} board: {point!r}")
-    return to_flat(row, col, size)
