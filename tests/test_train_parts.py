@@ -10,14 +10,11 @@ torch = pytest.importorskip("torch")
 
 from nogobot.board import Board  # noqa: E402
 from nogobot.inference import UniformEvaluator  # noqa: E402
-from nogobot.player import Searcher  # noqa: E402
 from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
 from nogobot.train.match import elo_update  # noqa: E402
 from nogobot.train.model import NetConfig, multitask_loss  # noqa: E402
 from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
-from nogobot.train.selfplay import (  # noqa: E402
-    play_game, prune_policy_target, search_config, write_shard,
-)
+from nogobot.train.selfplay import prune_policy_target, write_shard  # noqa: E402
 from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -48,24 +45,8 @@ def test_l2_is_weight_decay_twice_c():
     assert (g["weight_decay"], g["lr"], g["momentum"]) == (2e-5, 1e-3, 0.8)
 
 
-@pytest.fixture(scope="module")
-def games(tmp_path_factory):
-    """Three 5x5 self-play games with the uniform evaluator, written as shards."""
-    folder = tmp_path_factory.mktemp("shards")
-    sp = SelfPlayConfig(playouts=16, fast_playouts=4, full_search_fraction=0.5, batch_size=4,
-                        max_tree_mb=1, use_solver=False, temperature_moves=3)
-    searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=3)
-    rng = np.random.default_rng(3)
-    out = []
-    for i in range(3):
-        g = play_game(searcher, 5, sp, rng, name="uniform")
-        write_shard(folder / f"gen0001/g{i:05d}", g, {"model": "uniform"})
-        out.append(g)
-    return folder, out
-
-
-def test_game_shards_are_consistent(games):
-    folder, played = games
+def test_game_shards_are_consistent(selfplay_shards):
+    folder, played = selfplay_shards.folder, selfplay_shards.games
     for i, g in enumerate(played):
         d = load_shard(folder / f"gen0001/g{i:05d}.npz")
         n = g.plies
@@ -82,8 +63,8 @@ def test_game_shards_are_consistent(games):
     assert any(d == 0 for g in played for d in g.arrays["policy_weight"])  # cap randomisation
 
 
-def test_symmetry_keeps_targets_aligned_with_planes(games):
-    folder, _ = games
+def test_symmetry_keeps_targets_aligned_with_planes(selfplay_shards):
+    folder = selfplay_shards.folder
     data = ReplayBuffer(folder, 10).load()
     rng = np.random.default_rng(0)
     for _ in range(24):
@@ -139,8 +120,8 @@ def test_elo_k16():
     assert abs(a - 1000) < 3 and a + b == pytest.approx(2000)
 
 
-def test_trainer_reduces_loss_on_shards(games, tmp_path):
-    folder, _ = games
+def test_trainer_reduces_loss_on_shards(selfplay_shards, tmp_path):
+    folder = selfplay_shards.folder
     data = ReplayBuffer(folder, 10).load()
     tc = TrainingConfig(lr=0.05, momentum=0.8, batch_size=32, log_every=10)
     t = Trainer(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8), tc, seed=0)
@@ -153,12 +134,12 @@ def test_trainer_reduces_loss_on_shards(games, tmp_path):
         assert torch.equal(p, q)
 
 
-def test_sgf_records_give_the_same_targets(games):
+def test_sgf_records_give_the_same_targets(selfplay_shards):
     """--from-games on our SGF reproduces the shard's planes and results."""
     from nogobot import sgf
     from nogobot.train.replay import record_arrays
 
-    folder, _ = games
+    folder = selfplay_shards.folder
     d = load_shard(folder / "gen0001/g00000.npz")
     r = record_arrays(sgf.load(folder / "gen0001/g00000.sgf"))
     np.testing.assert_array_equal(r["planes"], d["planes"])

@@ -6,14 +6,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from nogobot.inference import UniformEvaluator  # noqa: E402
-from nogobot.player import Searcher  # noqa: E402
-from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
+from conftest import TINY_CONFIG  # noqa: E402
+from nogobot.train.config import TrainingConfig  # noqa: E402
 from nogobot.train.model import (  # noqa: E402
     NetConfig, build_model, multitask_loss, save_checkpoint, soft_policy_target,
 )
 from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
-from nogobot.train.selfplay import play_game, search_config, write_shard  # noqa: E402
 from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -21,20 +19,8 @@ torch.set_num_threads(1)
 TINY = dict(blocks=1, channels=8, head_channels=4, value_hidden=8)
 
 
-@pytest.fixture(scope="module")
-def shards(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("shards")
-    sp = SelfPlayConfig(playouts=24, fast_playouts=6, full_search_fraction=0.5, batch_size=4,
-                        max_tree_mb=1, use_solver=True, temperature_moves=3)
-    searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=5)
-    rng = np.random.default_rng(5)
-    for i in range(3):
-        write_shard(folder / f"gen0001/g{i:05d}", play_game(searcher, 5, sp, rng, "uniform"))
-    return folder
-
-
-def test_shards_record_the_root_search_value(shards):
-    for p in sorted(shards.rglob("*.npz")):
+def test_shards_record_the_root_search_value(selfplay_shards):
+    for p in sorted(selfplay_shards.folder.rglob("*.npz")):
         d = load_shard(p)
         rv = d["root_value"]
         assert rv.shape == d["value"].shape and rv.dtype == np.float32
@@ -64,8 +50,8 @@ def test_value_mix_blends_result_and_search_value():
         np.testing.assert_allclose(t["value"].numpy(), want, atol=1e-6)
 
 
-def test_old_shards_without_root_value_fall_back_to_the_result(tmp_path, shards):
-    src = sorted(shards.rglob("*.npz"))[0]
+def test_old_shards_without_root_value_fall_back_to_the_result(tmp_path, selfplay_shards):
+    src = sorted(selfplay_shards.folder.rglob("*.npz"))[0]
     with np.load(src) as z:
         arrays = {k: z[k] for k in z.files if k != "root_value"}
     np.savez(tmp_path / "old.npz", **arrays)
@@ -152,8 +138,8 @@ def test_distill_targets_at_full_weight_are_the_teachers_legal_policy_and_value(
     assert float(half["value"][0]) == pytest.approx(0.5 + 0.5 * float(out["value"][0]))
 
 
-def test_a_distilled_student_moves_towards_its_teacher(shards):
-    data = ReplayBuffer(shards, 10).load()
+def test_a_distilled_student_moves_towards_its_teacher(selfplay_shards):
+    data = ReplayBuffer(selfplay_shards.folder, 10).load()
     teacher = build_model(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8,
                                     garb=False)).eval()
     with torch.no_grad():  # a decided teacher: far from a fresh net's flat policy
@@ -185,8 +171,7 @@ def test_stage_switch_gates_with_more_games_at_equal_compute(tmp_path):
     from nogobot.train.loop import TrainingRun
     from nogobot.train.match import MatchResult
 
-    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
-    cfg = load_config(tiny, overrides=[
+    cfg = load_config(TINY_CONFIG, overrides=[
         "gating.equal_compute=true", "gating.stage_switch_games=6", "gating.games=2",
         "curriculum.distill_weight=0.5", "network.stages.1.channels=64",
         "network.stages.1.blocks=4"])
@@ -211,14 +196,11 @@ def test_stage_switch_gates_with_more_games_at_equal_compute(tmp_path):
 
 
 def test_the_next_stage_is_tried_on_schedule_without_same_stage_gating(tmp_path):
-    from pathlib import Path
-
     from nogobot.train.config import load_config
     from nogobot.train.loop import TrainingRun
 
-    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
-    cfg = load_config(tiny, overrides=["gating.games=0", "gating.stage_switch_games=2",
-                                       "curriculum.try_next_every=2"])
+    cfg = load_config(TINY_CONFIG, overrides=["gating.games=0", "gating.stage_switch_games=2",
+                                              "curriculum.try_next_every=2"])
     run = TrainingRun(cfg, tmp_path / "run")
     run.initialise()
     run.run(generations=2)
@@ -234,8 +216,6 @@ def test_the_next_stage_is_tried_on_schedule_without_same_stage_gating(tmp_path)
 def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     """snapshot -> a new run from the campaign folder keeps the weights, the optimiser state,
     the step counters and the self-play games counted so far."""
-    from pathlib import Path
-
     from click.testing import CliRunner
 
     from nogobot.cli import main
@@ -243,8 +223,7 @@ def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     from nogobot.train.config import load_config
     from nogobot.train.loop import TrainingRun
 
-    tiny = Path(__file__).resolve().parents[1] / "configs" / "tiny.yaml"
-    cfg = load_config(tiny, overrides=["gating.games=0"])
+    cfg = load_config(TINY_CONFIG, overrides=["gating.games=0"])
     first = TrainingRun(cfg, tmp_path / "a")
     first.initialise()
     first.run(generations=1)
@@ -253,8 +232,8 @@ def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     assert r.exit_code == 0, r.output
     camp = read_campaign(tmp_path / "camp")
     assert camp["selfplay_games"] == 4 and camp["generations"] == 1 and camp["stage"] == 0
-    cfg2 = load_config(tiny, overrides=["gating.games=0",
-                                        f"init_checkpoint={tmp_path / 'camp'}"])
+    cfg2 = load_config(TINY_CONFIG, overrides=["gating.games=0",
+                                               f"init_checkpoint={tmp_path / 'camp'}"])
     second = TrainingRun(cfg2, tmp_path / "b")
     second.initialise()
     a, b = first.trainer(0), second.trainer(0)
