@@ -1,0 +1,414 @@
+"""The fast NoGo rollout policy: finish a game from any position, with NoGo knowledge, in numba.
+
+What this module owns: ``policy_rollout`` (the kernel the rave agent and the network search's
+leaf evaluator call), its workspace ``rollout_scratch`` and the test helper ``rollout_value``.
+
+Representation. A rollout starts from ``board.Board``'s state arrays (left untouched) and copies
+the block structure (stones, block roots, stone lists, liberty bitsets) into its workspace; it
+places stones with its own ``_put`` (``board._place`` plus block sizes) and never maintains the full legal masks. NoGo makes that
+safe: stones are never removed, so a point illegal for a colour stays illegal while it is empty.
+Each colour therefore keeps a list of *candidates* (empty points not yet known to be illegal for
+it), seeded from the board's exact masks, which can only shrink: a candidate is tested with
+``board._is_legal`` when it is drawn, and dropped for good when the test fails. Any board size
+the rules support works; the liberty bitsets take ceil(N*N/64) words, two on 9×9.
+
+The policy for the colour c to move (o is the opponent). A point is *safe* for c when c may play
+it and o may not (an eye-like point, or the last liberty of c's block): c can count on it later,
+so filling it now throws a move away. A point legal for both is *contested*.
+
+1. Answer the last move: with probability ``P_LOCAL`` look at the eight points around it and
+   play the contested one with the best positive local score (below).
+2. Otherwise draw random candidates: illegal ones are dropped, safe ones are skipped (kept for
+   later), and the better of the first ``SAMPLES`` contested ones by local score is played.
+3. If drawing finds nothing, scan every candidate: a random contested point (best of two by
+   score); when none is left, a random safe point; when c has no legal move, c has lost. Once a
+   scan finds no contested point none can come back (legality only goes), so from then on each
+   side fills random points of its own without scanning.
+
+Local score of a contested point p for c (counted on its four neighbours, no move is played):
++2 for each empty neighbour that p turns into c's eye (all its other neighbours are c's stones
+or the edge), +1 for each empty neighbour that would otherwise become o's eye (p spoils it),
+-2 for each o block p puts in atari (its last liberty becomes illegal for c, safe for o).
+It is the published NoGo programs' advice in a few comparisons: take the opponent's legal points
+without giving up your own.
+
+Randomness comes from numba's ``np.random`` (the caller seeds it with ``np.random.seed`` inside a
+kernel), so a rollout is a stochastic policy, never a fixed rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .board import BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry
+
+P_LOCAL = 0.6  # chance of answering the last move locally before drawing at random
+SAMPLES = 2  # contested draws compared by local score
+MAX_DRAWS = 6  # draws (legal for the mover) before falling back to a full scan
+
+# Workspace slots (see rollout_scratch).
+S_STONES, S_ROOT, S_NXT, S_LIBS, S_SIZE, S_CAND, S_INDEX, S_COUNT, S_NBR8, S_WORK, S_TRACE = \
+    range(11)
+
+
+def rollout_scratch(size: int) -> tuple:
+    """The workspace of ``policy_rollout`` for one board size (one per thread).
+
+    After a rollout it holds the final position: ``scratch[0]`` the stones (each point played
+    at most once in a NoGo game, so this is also the AMAF record of who played where) and
+    ``scratch[10]`` the rollout's moves in order, their number in ``scratch[7][0]``."""
+    geo = geometry(size)
+    P, W = geo.area, geo.words
+    nbr8 = np.full((P, 8), -1, dtype=np.int16)
+    for p in range(P):
+        r, c = divmod(p, size)
+        k = 0
+        for dr in (-1, 0, 1):
+            for dc in (-1, 0, 1):
+                rr, cc = r + dr, c + dc
+                if (dr or dc) and 0 <= rr < size and 0 <= cc < size:
+                    nbr8[p, k] = rr * size + cc
+                    k += 1
+    return (
+        np.zeros(P, dtype=np.int8),  # stones
+        np.zeros(P, dtype=np.int16),  # block roots
+        np.zeros(P, dtype=np.int16),  # stone lists
+        np.zeros((P, W), dtype=np.uint64),  # liberty bitsets
+        np.zeros(P, dtype=np.int16),  # block sizes, valid at roots
+        np.zeros((3, P), dtype=np.int16),  # candidate points per colour
+        np.zeros((3, P), dtype=np.int16),  # position of each point in its list, -1 if absent
+        np.zeros(4, dtype=np.int64),  # [0] moves traced, [1..2] candidates per colour,
+        # [3] 1 once no point is legal for both colours (it stays so: legality only goes)
+        nbr8,  # the eight points around each point, -1 padded
+        np.zeros(P, dtype=np.int16),  # work list
+        np.zeros(P, dtype=np.int16),  # trace of the rollout's moves
+    )
+
+
+@njit(cache=True, inline="always")
+def _drop(cand, index, count, c, p):
+    """Remove p from colour c's candidate list (swap with the last one)."""
+    i = index[c, p]
+    if i >= 0:
+        n = count[c] - 1
+        q = cand[c, n]
+        cand[c, i] = q
+        index[c, q] = i
+        index[c, p] = -1
+        count[c] = n
+
+
+@njit(cache=True)
+def _legal_both(stones, root, libs, nbr, p, c):
+    """Legality of empty point p for c and for its opponent, from one look at p's neighbours:
+    a colour needs a liberty (an empty neighbour or a block of its own with another liberty)
+    and must not capture (fill the last liberty of the other colour's block)."""
+    o = 3 - c
+    lib_c = False
+    lib_o = False
+    capture_c = False
+    capture_o = False
+    pw = p >> 6
+    pbit = np.uint64(1) << np.uint64(p & 63)
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            continue
+        s = stones[q]
+        if s == EMPTY:
+            lib_c = True
+            lib_o = True
+            continue
+        r = root[q]
+        other = False
+        for w in range(libs.shape[1]):
+            x = libs[r, w]
+            if w == pw:
+                x &= ~pbit
+            if x != 0:
+                other = True
+                break
+        if s == c:
+            if other:
+                lib_c = True
+            else:
+                capture_o = True
+        else:
+            if other:
+                lib_o = True
+            else:
+                capture_c = True
+    return lib_c and not capture_c, lib_o and not capture_o
+
+
+@njit(cache=True)
+def _put(stones, root, nxt, libs, bsize, nbr, p, c):
+    """Place a stone of c on p (legal): merge blocks (relabel the smaller), update liberties.
+
+    Like ``board._place`` but with block sizes kept at the roots, so a merge walks only the
+    smaller block, and no hash."""
+    stones[p] = c
+    root[p] = p
+    nxt[p] = p
+    bsize[p] = 1
+    W = libs.shape[1]
+    for w in range(W):
+        libs[p, w] = 0
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == EMPTY:
+            libs[p, q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+    r = p
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0 or stones[q] != c:
+            continue
+        rq = root[q]
+        if rq == r:
+            continue
+        if bsize[rq] >= bsize[r]:
+            big, small = rq, r
+        else:
+            big, small = r, rq
+        s = small
+        while True:
+            root[s] = big
+            s = nxt[s]
+            if s == small:
+                break
+        tmp = nxt[big]
+        nxt[big] = nxt[small]
+        nxt[small] = tmp
+        for w in range(W):
+            libs[big, w] |= libs[small, w]
+        bsize[big] += bsize[small]
+        r = big
+    pw = p >> 6
+    pbit = ~(np.uint64(1) << np.uint64(p & 63))
+    libs[r, pw] &= pbit
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == 3 - c:
+            libs[root[q], pw] &= pbit
+
+
+@njit(cache=True)
+def _libs_besides_at_most_one(libs, r, p):
+    """True when block r has exactly one liberty other than p (p itself is a liberty)."""
+    pw = p >> 6
+    pbit = np.uint64(1) << np.uint64(p & 63)
+    seen = 0
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if w == pw:
+            x &= ~pbit
+        if x != 0:
+            if (x & (x - np.uint64(1))) != 0:
+                return False
+            seen += 1
+            if seen > 1:
+                return False
+    return seen == 1
+
+
+@njit(cache=True)
+def _local_score(stones, root, libs, nbr, p, c):
+    """How much playing contested point p gains c locally (module docstring)."""
+    o = 3 - c
+    score = 0
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            continue
+        s = stones[q]
+        if s == EMPTY:
+            mine = True
+            theirs = True
+            for j in range(4):
+                t = nbr[q, j]
+                if t < 0 or t == p:
+                    continue
+                st = stones[t]
+                if st != c:
+                    mine = False
+                if st != o:
+                    theirs = False
+            if mine:
+                score += 2
+            elif theirs:
+                score += 1
+        elif s == o:
+            if _libs_besides_at_most_one(libs, root[q], p):
+                score -= 2
+    return score
+
+
+@njit(cache=True)
+def _choose(stones, root, libs, nbr, nbr8, cand, index, count, work, c, last):
+    """The policy's move for c, or -1 when c has no legal move (module docstring)."""
+    o = 3 - c
+    if count[3]:
+        # No contested point is left, so none can come back: each side fills its own points.
+        while count[c] > 0:
+            q = cand[c, np.random.randint(count[c])]
+            ok_c, ok_o = _legal_both(stones, root, libs, nbr, q, c)
+            if ok_c:
+                return q
+            _drop(cand, index, count, c, q)
+        return -1
+    # 1. Answer the last move: score first (cheap), test legality only for a better point.
+    if last >= 0 and np.random.random() < P_LOCAL:
+        best = -1
+        best_score = 0
+        ties = 0
+        for k in range(8):
+            q = nbr8[last, k]
+            if q < 0 or index[c, q] < 0:
+                continue
+            s = _local_score(stones, root, libs, nbr, q, c)
+            if s < best_score or s <= 0:
+                continue
+            ok_c, ok_o = _legal_both(stones, root, libs, nbr, q, c)
+            if not ok_o:
+                _drop(cand, index, count, o, q)
+            if not ok_c:
+                _drop(cand, index, count, c, q)
+                continue
+            if not ok_o:
+                continue  # safe for c: keep it for later
+            if s > best_score:
+                best, best_score, ties = q, s, 1
+            else:
+                ties += 1
+                if np.random.randint(ties) == 0:
+                    best = q
+        if best >= 0:
+            return best
+    # 2. Random draws.
+    best = -1
+    best_score = -100
+    found = 0
+    draws = 0
+    while count[c] > 0 and draws < MAX_DRAWS:
+        q = cand[c, np.random.randint(count[c])]
+        ok_c, ok_o = _legal_both(stones, root, libs, nbr, q, c)
+        if not ok_o:
+            _drop(cand, index, count, o, q)
+        if not ok_c:
+            _drop(cand, index, count, c, q)
+            continue
+        draws += 1
+        if not ok_o:
+            continue
+        s = _local_score(stones, root, libs, nbr, q, c)
+        if s > best_score:
+            best, best_score = q, s
+        found += 1
+        if found >= SAMPLES:
+            break
+    if best >= 0:
+        return best
+    # 3. Exact scan (backwards, so dropping swaps in points already seen).
+    contested = 0
+    safe = 0
+    n = work.shape[0]
+    for i in range(count[c] - 1, -1, -1):
+        q = cand[c, i]
+        ok_c, ok_o = _legal_both(stones, root, libs, nbr, q, c)
+        if not ok_o:
+            _drop(cand, index, count, o, q)
+        if not ok_c:
+            _drop(cand, index, count, c, q)
+        elif not ok_o:
+            safe += 1
+            work[n - safe] = q  # safe points fill the work list from its end
+        else:
+            work[contested] = q
+            contested += 1
+    if contested > 0:
+        a = work[np.random.randint(contested)]
+        if contested == 1:
+            return a
+        b = work[np.random.randint(contested)]
+        if _local_score(stones, root, libs, nbr, b, c) > _local_score(stones, root, libs, nbr,
+                                                                        a, c):
+            return b
+        return a
+    count[3] = 1
+    if safe > 0:
+        return work[n - 1 - np.random.randint(safe)]
+    return -1
+
+
+@njit(cache=True)
+def _rollout_from_blocks(nbr, zob, to_move, last_move, scratch):
+    """Finish the game held in the workspace (blocks and candidate lists set); the winner."""
+    stones, root, nxt, libs, bsize, cand, index, count, nbr8, work, trace = scratch
+    c = to_move
+    last = last_move
+    count[0] = 0
+    while True:
+        p = _choose(stones, root, libs, nbr, nbr8, cand, index, count, work, c, last)
+        if p < 0:
+            return 3 - c
+        _put(stones, root, nxt, libs, bsize, nbr, p, c)
+        _drop(cand, index, count, 1, p)
+        _drop(cand, index, count, 2, p)
+        trace[count[0]] = p
+        count[0] += 1
+        last = p
+        c = 3 - c
+
+
+@njit(cache=True)
+def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch):
+    """Play the position given by ``Board.arrays()`` to the end with the NoGo policy; returns
+    the winner (1 black, 2 white). The state arrays are left untouched; the final position is
+    left in ``scratch`` (see ``rollout_scratch``)."""
+    s_stones, s_root, s_nxt, s_libs, bsize, cand, index, count, nbr8, work, trace = scratch
+    s_stones[:] = stones
+    s_root[:] = root
+    s_nxt[:] = nxt
+    s_libs[:, :] = libs
+    bsize[:] = 0
+    for p in range(stones.shape[0]):
+        if stones[p] != EMPTY:
+            bsize[root[p]] += 1
+    for c in (1, 2):
+        n = 0
+        for p in range(stones.shape[0]):
+            if legal[c, p]:
+                cand[c, n] = p
+                index[c, p] = n
+                n += 1
+            else:
+                index[c, p] = -1
+        count[c] = n
+    count[3] = 0
+    c = meta[TO_MOVE]
+    if meta[NLEGAL_B + c - 1] == 0:
+        count[0] = 0
+        return 3 - c
+    return _rollout_from_blocks(nbr, zob, c, last_move, scratch)
+
+
+@njit(cache=True)
+def _rollouts(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch, n, seed):
+    np.random.seed(seed)
+    black = 0
+    for _ in range(n):
+        if policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move,
+                          scratch) == BLACK:
+            black += 1
+    return black
+
+
+def rollout_value(board: Board, n: int, seed: int) -> float:
+    """Mean result of ``n`` policy rollouts for the side to move of ``board``, in [-1, 1]."""
+    geo = board.geo
+    black = _rollouts(*board.arrays(), geo.nbr, geo.zobrist, board.last_move,
+                      rollout_scratch(board.size), n, seed)
+    black_share = black / n
+    mine = black_share if board.to_move == BLACK else 1.0 - black_share
+    return 2.0 * mine - 1.0
