@@ -70,7 +70,6 @@ EOF the engine finishes the queries it has, then exits with status 0.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import queue
@@ -81,8 +80,6 @@ import traceback
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
-
-import numpy as np
 
 from . import __version__, coords
 
@@ -133,14 +130,6 @@ class Task:
     turn: int
     board: Any
     stop: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass
-class _Running:
-    task: Task
-    searcher: Any
-    steps: Any  # the generator
-    planes: np.ndarray  # what it waits on
 
 
 _EOF = object()
@@ -374,14 +363,16 @@ class AnalysisEngine:
     def run(self, emit: Callable[[dict], None]) -> None:
         """Search until ``close_input`` was called and every queued position is answered.
 
-        The running searches are split into two lanes. While the network evaluates one lane's
-        leaves (on a worker thread: onnxruntime releases the GIL), this thread expands, backs
-        up and selects the next leaves of the other, so the tree work overlaps the network's.
-        With ``pipeline`` off, one lane and one thread."""
+        The running searches are split into two lanes (two ``inference.BatchedSearches``).
+        While the network evaluates one lane's leaves (on a worker thread: onnxruntime releases
+        the GIL), this thread expands, backs up and selects the next leaves of the other, so
+        the tree work overlaps the network's. With ``pipeline`` off, one lane and one thread."""
         from concurrent.futures import ThreadPoolExecutor
 
+        from .inference import BatchedSearches
+
         pending: deque[Task] = deque()
-        lanes: list[list[_Running]] = [[], []]
+        lanes = [BatchedSearches(self.evaluator), BatchedSearches(self.evaluator)]
         flight = None  # (lane, future) of the network call in progress
         eof = False
         pool = ThreadPoolExecutor(1, thread_name_prefix="analysis-network") \
@@ -389,7 +380,7 @@ class AnalysisEngine:
         try:
             while True:
                 while True:  # take all that arrived; wait only when there is nothing to do
-                    busy = lanes[0] or lanes[1] or pending or flight or eof
+                    busy = len(lanes[0]) or len(lanes[1]) or pending or flight or eof
                     try:
                         item = self.inbox.get(block=not busy)
                     except queue.Empty:
@@ -399,121 +390,78 @@ class AnalysisEngine:
                     elif item[0] == "tasks":
                         pending.extend(item[1])
                     else:
-                        self._action(item[1], pending, lanes[0] + lanes[1], emit)
+                        running = [tag[0] for lane in lanes for tag in lane.tags()]
+                        self._action(item[1], pending, running, emit)
                 while pending and len(lanes[0]) + len(lanes[1]) < self.concurrency:
-                    k = (1 - flight[0] if flight is not None
+                    k = (0 if pool is None else 1 - flight[0] if flight is not None
                          else int(len(lanes[1]) < len(lanes[0])))  # never the lane in flight
                     self._start(pending.popleft(), lanes[k], emit)
                 if pool is None:
-                    if not lanes[0] and not lanes[1]:
+                    if not len(lanes[0]) and not len(lanes[1]):
                         if eof and not pending:
                             break
                         continue
-                    lanes[0] = self._deliver(self._evaluate(lanes[0] + lanes[1]), emit)
-                    lanes[1] = []
+                    self._ended(lanes[0].step(), emit)
                     continue
-                idle = (1 - flight[0]) if flight is not None else (0 if lanes[0] else 1)
-                new = (idle, pool.submit(self._evaluate, lanes[idle])) if lanes[idle] else None
+                idle = (1 - flight[0]) if flight is not None else (0 if len(lanes[0]) else 1)
+                new = (idle, pool.submit(lanes[idle].evaluate)) if len(lanes[idle]) else None
                 if flight is not None:
                     k, future = flight
-                    lanes[k] = self._deliver(future.result(), emit)
+                    self._ended(lanes[k].deliver(future.result()), emit)
                 flight = new
-                if flight is None and not lanes[0] and not lanes[1] and eof and not pending:
+                if (flight is None and not len(lanes[0]) and not len(lanes[1]) and eof
+                        and not pending):
                     break
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
+            self.network_calls += sum(lane.network_calls for lane in lanes)
+            self.network_rows += sum(lane.network_rows for lane in lanes)
             mean = self.network_rows / max(1, self.network_calls)
             self.log(f"analysis: {self.positions_done} positions, {self.visits_done} visits; "
                      f"{self.network_calls} network calls of {mean:.1f} positions on average")
 
     def _searcher(self, size: int):
-        """An idle searcher for ``size``: its own tree and buffers, the size's shared cache and
-        the shared solver table."""
+        """An idle searcher for ``size`` with a fresh tree: its own tree and buffers, the size's
+        shared cache and the shared solver table."""
         from .mcts import EvalCache
         from .player import Searcher
         from .solver import Solver
 
         idle = self._idle.setdefault(size, [])
         if idle:
-            return idle.pop()
-        cfg = self.config
-        if size not in self._caches:
-            self._caches[size] = EvalCache(size * size, cfg.cache_entries)
-        if self._solver is None and cfg.use_solver:
-            self._solver = Solver(1 << 20)
-        # Built without its own cache and solver (they would be thrown away at once): the ones
-        # shared by every searcher of this engine are put in their place.
-        searcher = Searcher(self.evaluator, size,
-                            dataclasses.replace(cfg, cache_entries=16, use_solver=False), seed=0)
-        searcher.config = cfg
-        searcher.cache = self._caches[size]
-        searcher.solver = self._solver
+            searcher = idle.pop()
+        else:
+            cfg = self.config
+            if size not in self._caches:
+                self._caches[size] = EvalCache(size * size, cfg.cache_entries)
+            if self._solver is None and cfg.use_solver:
+                self._solver = Solver(1 << 20)
+            searcher = Searcher(self.evaluator, size, cfg, seed=0, cache=self._caches[size],
+                                solver=self._solver)
+        searcher.reset()  # a fresh tree: no reuse between unrelated queries
         return searcher
 
-    def _start(self, task: Task, active: list[_Running], emit) -> None:
+    def _start(self, task: Task, lane, emit) -> None:
         """Run a task to its first network batch (or to its answer, when it needs none)."""
         if task.stop.is_set():
             self._finish(task, {"noResults": True}, emit)
             return
         searcher = self._searcher(task.board.size)
-        searcher._root_hash = None  # a fresh tree: no reuse between unrelated queries
-        steps = self._steps(task, searcher)
-        try:
-            active.append(_Running(task, searcher, steps, next(steps)))
-        except StopIteration as done:
-            self._release(searcher)
-            self._finish(task, done.value, emit)
-        except Exception as e:  # a bug must not stop the engine
-            self._release(searcher)
-            self._fail(task, e, emit)
+        ended = lane.start(self._steps(task, searcher), (task, searcher))
+        if ended is not None:
+            self._ended([ended], emit)
 
-    def _release(self, searcher) -> None:
-        self._idle.setdefault(searcher.size, []).append(searcher)
-
-    def _evaluate(self, lane: list[_Running]) -> list[tuple]:
-        """One network call per board size for the leaves the lane's searches wait on:
-        [(group, Evaluation or the exception it raised)]."""
-        by_size: dict[int, list[_Running]] = {}
-        for r in lane:
-            by_size.setdefault(r.task.board.size, []).append(r)
-        out = []
-        for group in by_size.values():
-            batch = (np.concatenate([r.planes for r in group]) if len(group) > 1
-                     else group[0].planes)
-            self.network_calls += 1
-            self.network_rows += len(batch)
-            try:
-                out.append((group, self.evaluator.evaluate(batch)))
-            except Exception as e:  # e.g. a GPU error: these positions fail, the engine lives
-                out.append((group, e))
-        return out
-
-    def _deliver(self, results: list[tuple], emit) -> list[_Running]:
-        """Send each search its rows; the searches still running (with new planes)."""
-        still: list[_Running] = []
-        for group, ev in results:
-            if isinstance(ev, Exception):
-                for r in group:
-                    r.steps.close()
-                    self._release(r.searcher)
-                    self._fail(r.task, ev, emit, "network evaluation failed")
-                continue
-            at = 0
-            for r in group:
-                n = len(r.planes)
-                part = ev.slice(at, at + n)
-                at += n
-                try:
-                    r.planes = r.steps.send(part)
-                    still.append(r)
-                except StopIteration as done:
-                    self._release(r.searcher)
-                    self._finish(r.task, done.value, emit)
-                except Exception as e:
-                    self._release(r.searcher)
-                    self._fail(r.task, e, emit)
-        return still
+    def _ended(self, ended: list, emit) -> None:
+        """Answer the searches that ended (``inference.Finished``) and free their searchers."""
+        for f in ended:
+            task, searcher = f.tag
+            self._idle.setdefault(searcher.size, []).append(searcher)
+            if f.error is None:
+                self._finish(task, f.result, emit)
+            else:
+                self._fail(task, f.error, emit,
+                           "network evaluation failed" if f.in_network else "search failed")
 
     def _steps(self, task: Task, searcher):
         """The search of one position as a generator (yields planes, receives evaluations),
@@ -609,7 +557,7 @@ class AnalysisEngine:
         self.log(f"analysis: {what} for id {task.query.id} turn {task.turn}: "
                  + "".join(traceback.format_exception_only(type(e), e)).strip())
         if not isinstance(e, RuntimeError):
-            self.log(traceback.format_exc())
+            self.log("".join(traceback.format_exception(e)))
         emit({"id": task.query.id, "turnNumber": task.turn, "error": f"{what}: {e}"})
         self._done_one(task.query)
 
@@ -620,7 +568,7 @@ class AnalysisEngine:
                      f"{time.perf_counter() - q.started:.2f} s")
 
     # -- actions (on the search thread, between rounds) -----------------------------------------
-    def _action(self, obj: dict, pending: deque, active: list[_Running], emit) -> None:
+    def _action(self, obj: dict, pending: deque, running: list[Task], emit) -> None:
         action = obj["action"]
         reply = dict(obj)
         if action == "query_version":
@@ -642,9 +590,9 @@ class AnalysisEngine:
             for task in [t for t in pending if hit(t)]:
                 pending.remove(task)
                 self._finish(task, {"noResults": True}, emit)
-            for r in active:
-                if hit(r.task):
-                    r.task.stop.set()  # it stops after this batch and reports what it has
+            for task in running:
+                if hit(task):
+                    task.stop.set()  # it stops after this batch and reports what it has
         emit(reply)
 
 

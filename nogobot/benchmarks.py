@@ -129,7 +129,7 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     searcher.search(positions[0], SearchLimits(playouts=batch * 4))  # compile, warm up
     rates, evals_rates, used, per_playout = [], [], [], []
     for board in positions:
-        searcher._reset()
+        searcher.reset()
         r = searcher.search(board, SearchLimits(seconds=seconds))
         rates.append(r.playouts / r.seconds)
         evals_rates.append(r.nn_evals / r.seconds)

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import coords, mcts
 from .board import Board
+from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .solver import WIN, Solver
 
@@ -91,7 +92,11 @@ class Searcher:
     """A reusable MCTS over one board size."""
 
     def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, cache: EvalCache | None = None,
+                 solver: Solver | None = None):
+        """``cache`` and ``solver`` may be shared with other searchers of this board size
+        (analysis: every query's searcher; positions that recur cost no network call); by
+        default the searcher has its own (a solver only when ``config.use_solver``)."""
         from .board import geometry
 
         self.evaluator = evaluator
@@ -102,21 +107,26 @@ class Searcher:
         cfg = self.config
         self.tree = Tree(cfg.max_tree_mb << 20)
         self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
-        self.cache = EvalCache(self.geo.area, cfg.cache_entries)
+        self.cache = cache if cache is not None else EvalCache(self.geo.area, cfg.cache_entries)
         self.buffers = mcts.batch_buffers(cfg.batch_size, self.geo.area, self.geo.words, size)
         self._root_hash: int | None = None
         self._root_moves: list[tuple[int, int]] = []
         self._noise_applied = False
-        self.solver = Solver(1 << 20) if cfg.use_solver else None
+        if solver is None and cfg.use_solver:
+            solver = Solver(1 << 20)
+        self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
         self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
                                cfg.root_policy_temp], np.float64)
         self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size)], np.int64)
 
     # -- tree reuse ----------------------------------------------------------------------------
-    def _reset(self) -> None:
+    def reset(self) -> None:
+        """Forget the tree: the next search starts from a fresh root (no reuse). The cache and
+        the solver's table are kept."""
         self.tree.reset()
         self._noise_applied = False
+        self._root_hash = None
 
     def _move_root(self, board: Board) -> None:
         """Make the tree's root correspond to ``board``, keeping the subtree when possible."""
@@ -137,7 +147,7 @@ class Searcher:
         elif reusable:
             reusable = board.hash == self._root_hash
         if not reusable:
-            self._reset()
+            self.reset()
         self._root_hash = board.hash
         self._root_moves = list(moves)
 
@@ -205,8 +215,8 @@ class Searcher:
                progress_interval: float = 0.5) -> SearchResult:
         """Search ``board`` (to move: board.to_move) until a limit, the stop event, the hook, or
         a proof ends it."""
-        return run_with(self.evaluator, self.search_steps(board, limits, stop, should_stop,
-                                                          on_progress, progress_interval))
+        return run_search(self.evaluator, self.search_steps(board, limits, stop, should_stop,
+                                                            on_progress, progress_interval))
 
     def search_steps(self, board: Board, limits: SearchLimits,
                      stop: threading.Event | None = None,
@@ -216,7 +226,7 @@ class Searcher:
         """``search`` as a generator that does not call the network itself: it yields each
         batch of input planes and expects the ``Evaluation`` to be sent back; it returns the
         ``SearchResult``. Self-play drives many of these at once so that one network call
-        serves the leaves of many games (``selfplay.play_games_batched``)."""
+        serves the leaves of many games (``inference.BatchedSearches``)."""
         if board.size != self.size:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
@@ -291,8 +301,7 @@ class Searcher:
         children = [ChildStats(m, 0, float(r), 0.0, r) for m, r in solved.move_results.items()]
         reason = "solver: " + ("win" if solved.result == WIN else "loss") + \
                  f" ({solved.nodes:,} nodes)"
-        self._reset()  # the tree no longer matches the play; rebuild from here
-        self._root_hash = None
+        self.reset()  # the tree no longer matches the play; rebuild from here
         return SearchResult(solved.move, 0, 0, 0, seconds, value, reason, children,
                             [solved.move], solved.result)
 
@@ -355,16 +364,6 @@ class Searcher:
     def pick(self, board: Board, result: SearchResult, temperature: float) -> int:
         """Re-pick a move from the current tree with a visit temperature (self-play)."""
         return self._choose(board, self.children(), temperature)
-
-
-def run_with(evaluator, steps):
-    """Drive a ``search_steps``-style generator with ``evaluator`` until it returns."""
-    try:
-        planes = next(steps)
-        while True:
-            planes = steps.send(evaluator.evaluate(planes))
-    except StopIteration as done:
-        return done.value
 
 
 class MCTSAgent:

@@ -119,12 +119,12 @@ class GameActor:
     def _evaluator(self, net: NetRef):
         ev = self._evaluators.get(net.sha)
         if ev is None:
-            from ..train.selfplay import _evaluator
+            from ..train.torch_eval import self_play_evaluator
 
             path = _cached_net(net)
             pt = path.with_suffix(".pt")
             self._evaluators.clear()  # one net at a time: the best moves on
-            ev = self._evaluators[net.sha] = _evaluator(
+            ev = self._evaluators[net.sha] = self_play_evaluator(
                 str(path), self.device, self.threads, str(pt) if pt.is_file() else "")
         return ev
 

@@ -100,9 +100,9 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
 def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
               name: str = "nogobot") -> GameData:
     """One self-play game with ``searcher`` (a ``player.Searcher``); returns its shard data."""
-    from ..player import run_with
+    from ..inference import run_search
 
-    return run_with(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
+    return run_search(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
 
 
 def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
@@ -215,24 +215,15 @@ class GameJob:
     checkpoint: str = ""  # torch weights of ``model``: GPU self-play when onnxruntime lacks CUDA
 
 
-def _evaluator(model: str, device: str, threads: int, checkpoint: str = ""):
-    from ..inference import OnnxEvaluator, UniformEvaluator
-
-    if not model:
-        return UniformEvaluator()
-    if device == "cpu":
-        return OnnxEvaluator(model, device="cpu", threads=threads)
-    from .torch_eval import self_play_evaluator  # torch only when a GPU is wanted
-
-    return self_play_evaluator(model, device, threads, checkpoint)
-
-
 def run_job(job: GameJob, progress=None) -> int:
     """Play one game per stem (skipping stems whose .npz exists); returns games written.
 
     ``selfplay.concurrent_games`` games are in play at once, and one network call evaluates
-    the leaves of all of them (``play_games_batched``)."""
-    evaluator = _evaluator(job.model, job.device, job.threads, job.checkpoint)
+    the leaves of all of them (``play_games_batched``); ``torch_eval.self_play_evaluator``
+    chooses the evaluator."""
+    from .torch_eval import self_play_evaluator  # imports torch only for a torch GPU net
+
+    evaluator = self_play_evaluator(job.model, job.device, job.threads, job.checkpoint)
     name = Path(job.model).stem if job.model else "uniform"
     stems = [Path(s) for s in job.stems if not Path(s).with_suffix(".npz").exists()]
 
@@ -249,11 +240,13 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
                        name: str, finished) -> int:
     """Self-play a game for every stem, ``sp.concurrent_games`` at a time in this thread.
 
-    Each game is a ``play_game_steps`` generator with its own ``Searcher`` (tree, cache, rng).
-    Every round, each game in play selects one batch of leaves; their planes go to the network
-    in ONE call (up to concurrent_games × batch_size positions: what keeps a GPU busy), and
-    each game gets its slice of the result. ``finished(stem, game)`` is called as games end.
-    With concurrent_games = 1 this is exactly the sequential loop."""
+    Each game is a ``play_game_steps`` generator with its own ``Searcher`` (tree, cache, rng),
+    driven by ``inference.BatchedSearches``: every round, each game in play selects one batch of
+    leaves; their planes go to the network in ONE call (up to concurrent_games × batch_size
+    positions: what keeps a GPU busy), and each game gets its slice of the result.
+    ``finished(stem, game)`` is called as games end; an error in a game is raised. With
+    concurrent_games = 1 this is exactly the sequential loop."""
+    from ..inference import BatchedSearches
     from ..player import Searcher
 
     slots = max(1, min(sp.concurrent_games, len(stems)))
@@ -261,41 +254,32 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
                  for k in range(slots)]
     rngs = [np.random.default_rng(seed + 7919 * k) for k in range(slots)]
     todo = list(stems)
-    active: list[tuple] = []  # (slot, stem, generator, planes it waits on)
+    driver = BatchedSearches(evaluator)  # each search's tag: (slot, stem)
     done = 0
 
     def start(slot: int) -> None:
         """Start the next game in ``slot``, running it to its first network batch."""
-        nonlocal done
         while todo:
             stem = todo.pop(0)
-            gen = play_game_steps(searchers[slot], size, sp, rngs[slot], name)
-            try:
-                active.append((slot, stem, gen, next(gen)))
+            ended = driver.start(play_game_steps(searchers[slot], size, sp, rngs[slot], name),
+                                 (slot, stem))
+            if ended is None:
                 return
-            except StopIteration as end:  # a game that never needed the network
-                finished(stem, end.value)
-                done += 1
+            end(ended)  # a game that never needed the network
+
+    def end(game) -> None:
+        nonlocal done
+        if game.error is not None:
+            raise game.error
+        finished(game.tag[1], game.result)
+        done += 1
 
     for slot in range(slots):
         start(slot)
-    while active:
-        batch = np.concatenate([a[3] for a in active]) if len(active) > 1 else active[0][3]
-        ev = evaluator.evaluate(batch)
-        still, ended, at = [], [], 0
-        for slot, stem, gen, planes in active:
-            n = len(planes)
-            part = ev.slice(at, at + n)
-            at += n
-            try:
-                still.append((slot, stem, gen, gen.send(part)))
-            except StopIteration as end:
-                finished(stem, end.value)
-                done += 1
-                ended.append(slot)
-        active = still
-        for slot in ended:
-            start(slot)
+    while len(driver):
+        for game in driver.step():
+            end(game)
+            start(game.tag[0])
     return done
 
 

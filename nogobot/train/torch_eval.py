@@ -1,4 +1,5 @@
-"""Self-play inference with torch on a CUDA GPU, for machines whose onnxruntime has no CUDA.
+"""Self-play's evaluator: the one factory that chooses it (``self_play_evaluator``) and the torch
+evaluator for CUDA machines whose onnxruntime has none (``TorchEvaluator``).
 
 The engine always runs ONNX with onnxruntime; training may also use torch for self-play
 inference (DESIGN.md). ``onnxruntime-gpu`` often installs without usable CUDA libraries (the
@@ -8,9 +9,8 @@ self-play would silently run on the CPU. ``TorchEvaluator`` runs the same export
 that it agrees with the ONNX file self-play was asked to use (on fresh legal positions, CPU
 onnxruntime as the reference), so a stale checkpoint can never stand in for another net.
 
-``self_play_evaluator`` picks, for a worker that wants a GPU: onnxruntime on CUDA/TensorRT when
-it has them; else torch on CUDA when a checkpoint is given and torch sees a GPU; else
-onnxruntime on the CPU.
+torch is imported only when a GPU is wanted and onnxruntime cannot provide it: CPU self-play
+workers import this module without it.
 """
 
 from __future__ import annotations
@@ -19,14 +19,39 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from ..features import boards_planes
-from ..inference import Evaluation, Evaluator, OnnxEvaluator, _check_planes
-from .export import random_positions
-from .model import ExportNet, load_checkpoint
+from ..inference import Evaluation, Evaluator, OnnxEvaluator, UniformEvaluator, check_planes
 
 PARITY_TOLERANCE = 2e-3  # float32 GPU kernels (TF32 off) against CPU onnxruntime
+GPU_PROVIDERS = {"CUDAExecutionProvider", "TensorrtExecutionProvider"}
+
+
+def self_play_evaluator(model: str, device: str = "cpu", threads: int = 1,
+                        checkpoint: str = "") -> Evaluator:
+    """The evaluator a self-play worker uses for ``model`` (an .onnx path), decided here once:
+
+    * no model (``""``): the uniform evaluator (the first generation);
+    * ``device="cpu"``: onnxruntime on the CPU with ``threads`` threads;
+    * a GPU wanted: onnxruntime on CUDA/TensorRT when it has them; else torch on CUDA from
+      ``checkpoint`` (the same net's weights) when torch sees a GPU and the checkpoint's
+      outputs match the ONNX file's; else onnxruntime on the CPU (``device="auto"``)."""
+    if not model:
+        return UniformEvaluator()
+    if device == "cpu":
+        return OnnxEvaluator(model, device="cpu", threads=threads)
+    import onnxruntime as ort
+
+    if GPU_PROVIDERS & set(ort.get_available_providers()):
+        return OnnxEvaluator(model, device="auto", threads=threads)
+    if checkpoint and Path(checkpoint).is_file():
+        import torch
+
+        if torch.cuda.is_available():
+            try:
+                return TorchEvaluator(checkpoint, "cuda", onnx_reference=model)
+            except ValueError as e:
+                print(f"nogobot: self-play on the CPU: {e}", file=sys.stderr)
+    return OnnxEvaluator(model, device="auto", threads=threads)
 
 
 class TorchEvaluator(Evaluator):
@@ -35,6 +60,10 @@ class TorchEvaluator(Evaluator):
     name = "torch"
 
     def __init__(self, checkpoint, device: str = "cuda", onnx_reference=None):
+        import torch
+
+        from .model import ExportNet, load_checkpoint
+
         self.path = Path(checkpoint)
         net, _ = load_checkpoint(self.path)
         self.device = torch.device(device)
@@ -47,7 +76,9 @@ class TorchEvaluator(Evaluator):
             self.check_against(onnx_reference)
 
     def evaluate(self, planes: np.ndarray) -> Evaluation:
-        x = torch.from_numpy(_check_planes(planes)).to(self.device, non_blocking=True)
+        import torch
+
+        x = torch.from_numpy(check_planes(planes)).to(self.device, non_blocking=True)
         with torch.inference_mode():
             out = self.net(x)
         return Evaluation(*(t.float().cpu().numpy() for t in out))
@@ -55,6 +86,9 @@ class TorchEvaluator(Evaluator):
     def check_against(self, onnx_path, size: int = 9, positions: int = 8) -> float:
         """Largest output difference to ``onnx_path`` on random legal positions; raises
         ValueError naming both files when they are not the same net."""
+        from ..features import boards_planes
+        from .export import random_positions
+
         planes = boards_planes(random_positions(size, positions, np.random.default_rng(0)))
         ref = OnnxEvaluator(onnx_path, device="cpu", threads=1).evaluate(planes)
         got = self.evaluate(planes)
@@ -63,19 +97,3 @@ class TorchEvaluator(Evaluator):
             raise ValueError(f"{self.path} does not hold the net of {onnx_path} (outputs differ "
                              f"by {worst:.3g})")
         return worst
-
-
-def self_play_evaluator(model: str, device: str, threads: int = 1, checkpoint: str = ""):
-    """The evaluator a self-play worker that wants a GPU should use for ``model`` (an .onnx
-    path); CPU workers never get here (``selfplay._evaluator``), so torch stays unimported."""
-    import onnxruntime as ort
-
-    gpu_providers = {"CUDAExecutionProvider", "TensorrtExecutionProvider"}
-    if gpu_providers & set(ort.get_available_providers()):
-        return OnnxEvaluator(model, device="auto", threads=threads)
-    if checkpoint and Path(checkpoint).is_file() and torch.cuda.is_available():
-        try:
-            return TorchEvaluator(checkpoint, "cuda", onnx_reference=model)
-        except ValueError as e:
-            print(f"nogobot: self-play on the CPU: {e}", file=sys.stderr)
-    return OnnxEvaluator(model, device="auto", threads=threads)
