@@ -1,6 +1,6 @@
 """Botzone (botzone.org.cn, game "NoGo") bot: what ``nogobot botzone`` runs.
 
-Protocol (docs NOGO.md §2, the Botzone wiki page "Bot"):
+Protocol (the Botzone wiki page "Bot"):
 
 * JSON interaction: one input line ``{"requests": [...], "responses": [...], ...}``; requests are
   the opponent's moves ``{"x": X, "y": Y}``, the first is ``{"x": -1, "y": -1}`` exactly when we

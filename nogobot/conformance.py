@@ -4,7 +4,7 @@
 Python running ``-m nogobot gtp``). With no FILES it runs every ``.tst`` file of
 the suite shipped in the package, ``nogobot/gtp_conformance/``.
 
-File format (gogui-regress, docs/GTP.md §2, with two documented extensions):
+File format (gogui-regress's, with two documented extensions):
 
 * a line ``ID command ...`` (ID = digits, then blank) is a *test*; a line without an id is a
   setup command, which must succeed;

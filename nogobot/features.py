@@ -20,7 +20,7 @@ the side to move ("own" = the colour to move). Planes, float32 [NUM_PLANES, N, N
  11   on board               constant 1.0 (the convolutions' zero padding then marks the edge)
 ====  =====================  ==================================================================
 
-Planes 4-7 are the "advanced specific features" of NoGoZero+ (seed 000 §3.2.4). A point can be
+Planes 4-7 are the "advanced specific features" of NoGoZero+ (Gao & Wu, §3.2.4). A point can be
 the liberty of several blocks and then carries every plane that applies.
 
 ``fill_planes`` is the numba kernel the search calls to write one row of a preallocated batch

@@ -3,7 +3,7 @@ one driver that feeds searches to it (``BatchedSearches``, ``run_search``).
 
 Never imports torch or ``nogobot.train``: the bot runs on numpy + numba + onnxruntime alone.
 
-Contract (DESIGN.md "Network contract"): ``evaluate(planes)`` takes float32 [B, C, H, W] planes
+Contract (docs/engine.md, "The network"): ``evaluate(planes)`` takes float32 [B, C, H, W] planes
 from ``nogobot.features`` and returns an ``Evaluation``:
 
 * ``policy_logits`` float32 [B, H*W], raw logits, illegal moves NOT masked (use ``priors``);
@@ -20,7 +20,7 @@ Device choice (``device=``):
 
 * ``"cpu"``: CPU provider with ORT_ENABLE_ALL, intra-op threads = ``threads`` (default: all
   cores), inter-op 1, sequential execution, spinning off unless ``spin`` (search threads share
-  the cores). Exact batch shapes (batching does not raise CPU throughput; TIME_AND_SEARCH B3).
+  the cores). Exact batch shapes (batching does not raise CPU throughput).
 * ``"cuda"``: CUDA provider (+ fp16 by converting the graph, when ``onnx`` is installed), IOBinding
   and batches padded up to fixed ``batch_sizes`` so cuDNN algorithms are chosen once per shape.
 * ``"tensorrt"``: TensorRT provider (fp16 flag, engine cache beside the model), CUDA, then CPU.

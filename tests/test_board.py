@@ -279,4 +279,4 @@ def test_kernel_playouts_are_legal_games():
     wins = random_playouts(*b.arrays(), g.nbr, g.zobrist, 2000, 7)
     for x, y in zip(before, b.arrays()):
         assert np.array_equal(x, y)
-    assert 850 < wins < 1150  # ~50% (NOGO.md: 49–52.5%); 2000 games, > 4 sigma margin
+    assert 850 < wins < 1150  # ~50% (49–52.5% reported); 2000 games, > 4 sigma margin

@@ -1,5 +1,5 @@
 """The engine path never imports torch, ray, nogobot.train or nogobot.cluster: the bot runs on
-numpy, numba and onnxruntime alone (DESIGN.md dependency direction)."""
+numpy, numba and onnxruntime alone (docs/architecture.md, "Layers")."""
 
 import subprocess
 import sys

@@ -54,7 +54,7 @@ def test_solver_matches_brute_force(size, count, legal_cap):
 def test_small_boards_known_results():
     # 2x2: after any first move and any reply black has a move that leaves white stuck.
     assert solve(Board(2), 10_000).result == WIN
-    assert solve(Board(3), 100_000).result == WIN  # 3x3 is a first-player win (NOGO.md §4)
+    assert solve(Board(3), 100_000).result == WIN  # 3x3 is a first-player win
     b = Board(3)
     assert brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist) == WIN
 

@@ -1,4 +1,4 @@
-"""Alpha-beta baseline (seed 004): iterative deepening negamax with a transposition table.
+"""Alpha-beta baseline: iterative deepening negamax with a transposition table.
 
 * **Evaluation** (from the side to move): my legal moves − opponent's legal moves (mobility; the
   Botzone heuristic). Both counts are kept incrementally by the rules kernels, so it is free.

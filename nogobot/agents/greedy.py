@@ -1,4 +1,4 @@
-"""GreedyAgent: the "naive one-ply player" of seed 001 (Schaul & Schmidhuber), for NoGo.
+"""GreedyAgent: the "naive one-ply player" of Schaul & Schmidhuber, for NoGo.
 
 Order of preference for the side to move X:
 

@@ -335,7 +335,7 @@ class NoGoCommands(AnalyzeCommands):
         except ValueError:
             raise GtpSyntaxError() from None
 
-    # -- GoGui rules referee (gogui >= 1.5; see docs/GTP.md §2) ---------------------------
+    # -- GoGui rules referee (gogui >= 1.5) ----------------------------------------------
     @command("gogui-rules_game_id")
     def cmd_rules_game_id(self) -> str:
         return "NoGo"

@@ -1,6 +1,6 @@
 """The nogobot network (torch): the only place the architecture is defined.
 
-NoGoZero+ (seed 000 §3.2) on a fully convolutional body (seed 001), so one net runs on any board
+NoGoZero+ (Gao & Wu, §3.2) on a fully convolutional body (Schaul & Schmidhuber), so one net runs on any board
 size 5..19:
 
 * **Trunk:** 3×3 stem convolution, then ``blocks`` pre-activation residual blocks of ``channels``
@@ -16,7 +16,7 @@ size 5..19:
 * **Policy head:** 1×1 convs to P and G, global-pooling bias from G added to P (the policy also
   needs global context, e.g. move parity), BN-ReLU, 1×1 conv to 1 + ``aux_heads`` logit planes.
   Logits are NOT masked: the engine masks illegal moves. The extra planes predict the next
-  ``aux_heads`` moves after the one to play (darkforest, seed 003): training signal only, never
+  ``aux_heads`` moves after the one to play (darkforest, Tian & Zhu): training signal only, never
   exported.
 * **Value head:** 1×1 conv -> BN-ReLU -> V; global pooling of V -> FC -> ReLU -> FC -> (value
   logit, score pre-activation). Score = 5·tanh (the final margin clipped to ±5). **Dominion:** 1×1

@@ -14,7 +14,7 @@ moves           int16 [n]          the move played
 aux             int16 [n,2]        the next two moves (-1 past the end; auxiliary heads)
 value           float32 [n]        1 if the side to move won
 root_value      float32 [n]        the search's root win probability for the side to move
-score           float32 [n]        ±min(margin, 5)/5 (DESIGN.md "Definitions")
+score           float32 [n]        ±min(margin, 5)/5
 dominion        int8 [n,N,N]       final ownership, +1 = the side to move's
 size, plies...  scalars            board size, game length, winner, model name, seed
 ==============  =================  ====================================================

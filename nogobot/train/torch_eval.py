@@ -2,7 +2,7 @@
 evaluator for CUDA machines whose onnxruntime has none (``TorchEvaluator``).
 
 The engine always runs ONNX with onnxruntime; training may also use torch for self-play
-inference (DESIGN.md). ``onnxruntime-gpu`` often installs without usable CUDA libraries (the
+inference. ``onnxruntime-gpu`` often installs without usable CUDA libraries (the
 wheel and the system's CUDA/cuDNN must match), while torch's CUDA wheels bring their own. Then
 self-play would silently run on the CPU. ``TorchEvaluator`` runs the same exported graph
 (``model.ExportNet``) from the torch checkpoint of the best net instead, and checks at load time

@@ -1,6 +1,6 @@
 """Training steps on the replay window: NoGoZero+ loss, optimiser, resumable checkpoints.
 
-Loss (seed 000): policy CE + 1.5·value CE + 0.5·dominion BCE + 0.25·score MSE (+ 0.25·aux CE
+Loss (NoGoZero+): policy CE + 1.5·value CE + 0.5·dominion BCE + 0.25·score MSE (+ 0.25·aux CE
 of the next-move heads) + c·‖θ‖². The L2 term is the optimiser's weight decay 2c (the
 gradient of c·‖θ‖² is 2c·θ). Every weight is a config value (``training.*_weight``); 0
 switches a term off (``aux_weight: 0`` leaves the next-move heads untrained).
