@@ -1,7 +1,7 @@
 """The nogobot network (torch): the only place the architecture is defined.
 
-NoGoZero+ (Gao & Wu, §3.2) on a fully convolutional body (Schaul & Schmidhuber), so one net runs on any board
-size 5..19:
+NoGoZero+ (Gao & Wu, §3.2) on a fully convolutional body (Schaul & Schmidhuber), so one net
+runs on any board size 5..19:
 
 * **Trunk:** 3×3 stem convolution, then ``blocks`` pre-activation residual blocks of ``channels``
   channels, GARB blocks alternating with ordinary ones (blocks 1, 3, 5, ... are GARB when
