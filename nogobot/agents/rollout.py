@@ -1,8 +1,8 @@
 """Pure Monte-Carlo tree search with uniformly random playouts (UCT): the rollout baseline.
 
 The reference opponent of Gomoku RL studies ("pure MCTS with N rollouts"): no network, no
-heuristics. Each iteration copies the root position, descends the tree by UCB1, expands the leaf it reaches (all
-legal moves, in a random order), finishes the game with uniformly random legal moves
+heuristics. Each iteration copies the root position, descends the tree by UCB1, expands the leaf
+it reaches (all legal moves, in a random order), finishes the game with uniformly random legal moves
 (``board._random_playout``) and backs the winner up the path. The move played is the most visited
 root child.
 
