@@ -14,18 +14,17 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from exact_evaluator import ExactEvaluator
 from nogobot import coords
 from nogobot.analysis import AnalysisEngine, analyse
 from nogobot.board import Board
 from nogobot.mcts import SearchConfig
 
-ROOT = Path(__file__).resolve().parent.parent
 OPENING = [["B", "E5"], ["W", "D4"], ["B", "C3"]]
 
 

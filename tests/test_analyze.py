@@ -17,16 +17,15 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot import coords
 from nogobot.gtp import Engine, NoGoCommands
 from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
 
-ROOT = Path(__file__).resolve().parent.parent
 VERTEX = r"[A-HJ][1-9]"
 LZ_ENTRY = re.compile(rf"info move ({VERTEX}) visits (\d+) winrate (\d+) prior (\d+) lcb (\d+) "
                       rf"order (\d+) pv ((?:{VERTEX} ?)+)")

@@ -16,14 +16,13 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot.board import BLACK, WHITE, Board
 from nogobot.botzone import KEEP_RUNNING, BotzoneBot
 
-ROOT = Path(__file__).resolve().parent.parent
 CENTRE = (4, 4)
 
 

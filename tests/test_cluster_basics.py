@@ -9,14 +9,13 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot.cluster import ClusterError
 from nogobot.cluster.connect import check_same_code, node_info
 
-ROOT = Path(__file__).resolve().parents[1]
 NO_RAY = "import sys; sys.modules['ray'] = None\nfrom nogobot.cli import main\nmain()\n"
 
 

@@ -26,11 +26,10 @@ ray = pytest.importorskip("ray")
 from click.testing import CliRunner  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
+from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from nogobot.cli import main  # noqa: E402
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "configs" / "tiny.yaml"
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 2**20}
 
 
@@ -60,7 +59,7 @@ def test_training_generation_survives_losing_a_node(cluster, tmp_path):
 
     c, worker = cluster
     games = 100
-    cfg = load_config(TINY, [f"selfplay.games_per_generation={games}"])
+    cfg = load_config(TINY_CONFIG, [f"selfplay.games_per_generation={games}"])
     run = tmp_path / "run"
     backend = RayBackend()
     pool = backend.pool
@@ -236,7 +235,7 @@ def test_cli_driver_killed_mid_generation_resumes(cluster, tmp_path):
     c, _ = cluster
     run = tmp_path / "run"
     games = 30
-    cmd = [sys.executable, "-m", "nogobot", "train", str(TINY), "--run-dir", str(run),
+    cmd = [sys.executable, "-m", "nogobot", "train", str(TINY_CONFIG), "--run-dir", str(run),
            "--device", "cpu", "--generations", "1", "--ray", c.address,
            "--set", f"selfplay.games_per_generation={games}"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -273,7 +272,7 @@ def test_gpu_actors_go_to_gpu_nodes_with_the_torch_weights(cluster, tmp_path):
     from nogobot.train.loop import TrainingRun
 
     c, _ = cluster
-    cfg = load_config(TINY, [])
+    cfg = load_config(TINY_CONFIG, [])
     run = TrainingRun(cfg, tmp_path / "run")
     run.initialise()
     gpu_node = c.add_node(num_cpus=1, num_gpus=1, object_store_memory=NODE["object_store_memory"])

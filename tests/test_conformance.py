@@ -10,13 +10,12 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot import conformance
 
-ROOT = Path(__file__).resolve().parent.parent
 
 FAKE_ENGINE = textwrap.dedent('''
     """A minimal GTP engine with switchable faults (argv: fault names)."""

@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import ROOT
 from nogobot.gtp import Engine, NoGoCommands
 from nogobot.inference import UniformEvaluator
 from nogobot.mcts import SearchConfig
 from nogobot.modelfile import ModelError, check_model, default_model_path
 from nogobot.player import MCTSAgent, SearchLimits
 from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def nogobot(*args: str, input: str = "", env: dict | None = None, timeout: float = 120,
@@ -248,23 +247,6 @@ def test_training_without_torch_is_one_line(tmp_path, command):
     assert res.stderr.strip().splitlines() == [
         f"Error: {command[0]} needs the train extra (torch is not installed): "
         "pip install torch==2.13.0 -e \".[train]\"".replace("train needs", "training needs")]
-
-
-def test_training_from_a_fresh_clone_says_to_run_the_bootstrap(tmp_path):
-    pytest.importorskip("torch")
-    cfg = yaml.safe_load((ROOT / "configs/cpu.yaml").read_text())
-    if Path(cfg["init_checkpoint"]).is_absolute() or "bootstrap" not in cfg["init_checkpoint"]:
-        pytest.skip("cpu.yaml no longer starts from the bootstrap checkpoint")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    res = subprocess.run([sys.executable, "-m", "nogobot", "train", str(ROOT / "configs/cpu.yaml"),
-                          "--run-dir", str(tmp_path / "cpu1")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120, check=False)
-    assert res.returncode == 1 and "Traceback" not in res.stderr
-    assert "python -m nogobot.train.bootstrap" in res.stderr
-    readme = (ROOT / "README.md").read_text()
-    training = readme[readme.index("## Training"):]
-    assert training.index("python -m nogobot.train.bootstrap") < training.index(
-        "nogobot train configs/cpu.yaml"), "the README must say to run the bootstrap first"
 
 
 # -- baseline agents list only what they answer ------------------------------------------------

@@ -14,9 +14,9 @@ import random
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
+
 N_LINES = 100_000
 SEED = 20240611
 

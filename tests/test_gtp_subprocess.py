@@ -7,11 +7,11 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
+
 FRAMED = re.compile(rb"(?:[=?]\d* [^\n]*(?:\n[^\n]+)*\n\n)*")
 
 

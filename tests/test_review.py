@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from exact_evaluator import ExactEvaluator
 from nogobot import coords, review, sgf
 from nogobot.analysis import AnalysisEngine
 from nogobot.board import BLACK, WHITE, Board
 from nogobot.solver import WIN, Solver
 
-ROOT = Path(__file__).resolve().parent.parent
 SIZE = 6
 
 

@@ -15,11 +15,11 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
+
 SABAKI = ROOT / "tests" / "sabaki"
 NODE = shutil.which("node")
 PACKAGE = SABAKI / "node_modules" / "@sabaki" / "gtp" / "package.json"

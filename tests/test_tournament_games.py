@@ -8,10 +8,10 @@ move has no legal move; the SGF of a forfeited game is a valid NoGo record with 
 """
 
 import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot import sgf
 from nogobot.board import BLACK, WHITE
 from nogobot.tournament.clock import TimeControl
@@ -20,7 +20,6 @@ from nogobot.tournament.referee import EngineConfig, Referee
 
 pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s
 
-ROOT = Path(__file__).resolve().parent.parent
 BROKEN = str(ROOT / "tests" / "broken_engine.py")
 
 

@@ -13,15 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot import sgf
 
 pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args, timeout=300):

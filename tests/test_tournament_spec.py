@@ -10,14 +10,13 @@ exit with a one-paragraph message, no traceback and no game played.
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from nogobot.tournament.clock import SideClock, TimeControl
 from nogobot.tournament.spec import SpecError, load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
 GOOD = """\
 name: t
 board_size: 5

@@ -25,6 +25,7 @@ pytest.importorskip("onnx")
 
 from click.testing import CliRunner  # noqa: E402
 
+from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from nogobot.board import Board  # noqa: E402
 from nogobot.cli import main  # noqa: E402
 from nogobot.inference import OnnxEvaluator  # noqa: E402
@@ -32,8 +33,6 @@ from nogobot.player import MCTSAgent  # noqa: E402
 from nogobot.train.loop import read_csv  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "configs" / "tiny.yaml"
 
 
 def invoke(args):
@@ -45,7 +44,7 @@ def invoke(args):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny") / "run"
-    invoke(["train", str(TINY), "--run-dir", str(d), "--device", "cpu"])
+    invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--device", "cpu"])
     return d
 
 
@@ -106,7 +105,7 @@ def test_selfplay_dataset_then_from_games(run_dir, tmp_path):
     for p in out.glob("*.sgf"):
         (sgf_only / p.name).write_bytes(p.read_bytes())
     d = tmp_path / "sup"
-    invoke(["train", str(TINY), "--run-dir", str(d), "--from-games", str(sgf_only),
+    invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--from-games", str(sgf_only),
             "--from-games-steps", "3", "--generations", "0"])
     state = json.loads((d / "state.json").read_text())
     assert state["from_games"]["sgf"] == 2 and state["generation"] == 1
@@ -124,8 +123,9 @@ def _digest(folder: Path) -> dict:
 
 def _start(d: Path, generations: int) -> subprocess.Popen:
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-m", "nogobot", "train", str(TINY), "--run-dir",
-                             str(d), "--device", "cpu", "--generations", str(generations)],
+    return subprocess.Popen([sys.executable, "-m", "nogobot", "train", str(TINY_CONFIG),
+                             "--run-dir", str(d), "--device", "cpu", "--generations",
+                             str(generations)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
 
