@@ -270,6 +270,13 @@ def test_every_relative_link_resolves(page):
     assert broken_links(page) == []
 
 
+def test_the_readme_links_every_page_of_the_manual():
+    prose, _ = prose_and_code((ROOT / "README.md").read_text(encoding="utf-8"))
+    linked = {m.group(1).partition("#")[0] for _, line in prose for m in LINK.finditer(line)}
+    for page in PAGES[1:]:
+        assert f"docs/{page.name}" in linked, f"README.md does not link docs/{page.name}"
+
+
 def all_shown() -> list[Shown]:
     return [shown for page in PAGES for shown in shown_commands(page)]
 
