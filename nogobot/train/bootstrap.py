@@ -1,6 +1,6 @@
-"""Train the small default model from cheap greedy self-play (one script, a few minutes, 1 thread).
+"""Train the small default model from cheap greedy self-play (a few minutes, 1 thread).
 
-    python -m nogobot.train.bootstrap --out models/nogobot-b6c32-boot.onnx --minutes 9
+    nogobot train bootstrap --out models/nogobot-b6c32-boot.onnx --minutes 9
 
 1. **Data.** A one-ply *mobility* player plays itself (numba): each legal move is tried and scored
    (own legal moves − opponent legal moves afterwards; +1000 if the opponent is left with none,
@@ -19,9 +19,9 @@ This model only has to be better than nothing; the self-play loop (a later issue
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -281,29 +281,58 @@ def play_match(evaluator, opponent: str, size: int, games: int, seed: int) -> fl
     return wins / games
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="models/nogobot-b6c32-boot.onnx")
-    ap.add_argument("--checkpoint", default="runs/bootstrap/model.pt")
-    ap.add_argument("--blocks", type=int, default=6)
-    ap.add_argument("--channels", type=int, default=32)
-    ap.add_argument("--sizes", default="7,9,11")
-    ap.add_argument("--games", default="2000,3000,1000", help="games per size")
-    ap.add_argument("--minutes", type=float, default=8.0, help="training wall time")
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--eval-games", type=int, default=100)
-    args = ap.parse_args(argv)
+DEFAULT_OUT = "models/nogobot-b6c32-boot.onnx"
+DEFAULT_CHECKPOINT = "runs/bootstrap/model.pt"
 
+
+@dataclass
+class BootstrapSettings:
+    """What `nogobot train bootstrap` trains (its options, with the same defaults)."""
+
+    out: str = DEFAULT_OUT
+    checkpoint: str = DEFAULT_CHECKPOINT
+    blocks: int = 6
+    channels: int = 32
+    sizes: tuple[int, ...] = (7, 9, 11)
+    games: tuple[int, ...] = (2000, 3000, 1000)  # per size
+    minutes: float = 8.0  # training wall time
+    batch: int = 128
+    lr: float = 2e-3
+    seed: int = 0
+    eval_games: int = 100
+
+    def command(self) -> str:
+        """The command line that trains this (recorded in the sidecar, so it can be rerun)."""
+        opts = {f.name: getattr(self, f.name) for f in fields(self)}
+        return "nogobot train bootstrap " + " ".join(
+            f"--{k.replace('_', '-')} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+            for k, v in opts.items())
+
+
+def bootstrap_if_default(init_checkpoint: str, echo=print) -> bool:
+    """Write the bootstrap's checkpoint when a training config starts from it and it is not
+    there yet (a fresh clone); False (nothing done) for any other missing checkpoint."""
+    if Path(init_checkpoint).resolve() != Path(DEFAULT_CHECKPOINT).resolve():
+        return False
+    settings = BootstrapSettings(out=str(Path(DEFAULT_CHECKPOINT).with_name("boot.onnx")))
+    echo(f"init_checkpoint {init_checkpoint} is not there yet: training it first with "
+         f"`{settings.command()}` (about 9 minutes on one CPU thread)")
+    run(settings)
+    return True
+
+
+def run(settings: BootstrapSettings) -> None:
+    """Generate the greedy games, train, export ``settings.out`` (and ``settings.checkpoint``),
+    reporting progress on stdout."""
     torch.set_num_threads(1)
-    torch.manual_seed(args.seed)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    games = [int(g) for g in args.games.split(",")]
+    torch.manual_seed(settings.seed)
+    sizes, games = list(settings.sizes), list(settings.games)
+    if len(sizes) != len(games):
+        raise ValueError(f"{len(sizes)} board sizes but {len(games)} game counts")
     t0 = time.time()
     train, val = {}, {}
     for i, (size, n) in enumerate(zip(sizes, games)):
-        d = generate(size, n, seed=args.seed * 1000 + i)
+        d = generate(size, n, seed=settings.seed * 1000 + i)
         hold = d["game"] >= int(n * 0.95)  # last 5% of the games: validation
         train[size] = {k: v[~hold] for k, v in d.items()}
         val[size] = {k: v[hold] for k, v in d.items()}
@@ -311,13 +340,13 @@ def main(argv=None) -> None:
               f"black wins {np.mean(d['value'][d['planes'][:, 10, 0, 0] == 1]):.3f}", flush=True)
     gen_seconds = time.time() - t0
 
-    cfg = NetConfig(blocks=args.blocks, channels=args.channels)
+    cfg = NetConfig(blocks=settings.blocks, channels=settings.channels)
     model = build_model(cfg)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
-    rng = np.random.default_rng(args.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=1e-4)
+    rng = np.random.default_rng(settings.seed)
     counts = np.array([len(train[s]["value"]) for s in sizes], np.float64)
-    budget = args.minutes * 60
+    budget = settings.minutes * 60
     t1 = time.time()
     step = 0
     samples = 0
@@ -326,16 +355,16 @@ def main(argv=None) -> None:
         if frac >= 1:
             break
         for grp in opt.param_groups:  # cosine decay over the wall-clock budget
-            grp["lr"] = args.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * frac)))
+            grp["lr"] = settings.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * frac)))
         size = sizes[rng.choice(len(sizes), p=counts / counts.sum())]
-        idx = rng.integers(0, len(train[size]["value"]), args.batch)
+        idx = rng.integers(0, len(train[size]["value"]), settings.batch)
         t = _batch(train[size], idx, int(rng.integers(8)), size)
         loss, terms = multitask_loss(model(t["planes"]), t)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         step += 1
-        samples += args.batch
+        samples += settings.batch
         if step % 200 == 0:
             print(f"step {step} ({time.time() - t1:.0f}s) loss {loss.item():.3f} "
                   + " ".join(f"{k} {v:.3f}" for k, v in terms.items()), flush=True)
@@ -347,8 +376,7 @@ def main(argv=None) -> None:
     training = {
         "method": "supervised on greedy (one-ply mobility) self-play; see "
                   "nogobot/train/bootstrap.py",
-        "command": "python -m nogobot.train.bootstrap "
-                   + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": settings.command(),
         "board_sizes": sizes,
         "games": dict(zip([f"{s}x{s}" for s in sizes], games)),
         "positions": int(sum(len(train[s]["value"]) for s in sizes)),
@@ -356,30 +384,32 @@ def main(argv=None) -> None:
         "training_seconds": round(train_seconds, 1),
         "steps": step,
         "samples_seen": samples,
-        "batch": args.batch,
-        "optimizer": f"AdamW lr {args.lr} cosine, weight decay 1e-4",
+        "batch": settings.batch,
+        "optimizer": f"AdamW lr {settings.lr} cosine, weight decay 1e-4",
         "torch_threads": 1,
-        "seed": args.seed,
+        "seed": settings.seed,
         "validation": val_metrics,
     }
-    save_checkpoint(args.checkpoint, model, training=training)
+    save_checkpoint(settings.checkpoint, model, training=training)
     # Strength of the raw policy (no search): export to a scratch file, measure, then export
     # for real with the figures in the sidecar.
     from ..inference import OnnxEvaluator
 
-    scratch = Path(args.checkpoint).with_name(Path(args.checkpoint).stem + "-scratch.onnx")
+    scratch = Path(settings.checkpoint).with_name(Path(settings.checkpoint).stem + "-scratch.onnx")
     export_net(model, scratch, training=training)
     ev = OnnxEvaluator(scratch, device="cpu", threads=1)
     strength = {"note": "raw policy argmax (no search), 9x9, colours alternate; greedy = the "
                         "one-ply mobility player of bootstrap.py (argmax, random ties)"}
     for opp in ("random", "greedy"):
-        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, args.eval_games, args.seed + 7)
-        strength[f"games_vs_{opp}"] = args.eval_games
+        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, settings.eval_games, settings.seed + 7)
+        strength[f"games_vs_{opp}"] = settings.eval_games
     print("strength:", strength, flush=True)
-    meta = export_net(model, args.out, training=training, strength=strength)
-    print(f"wrote {args.out} ({Path(args.out).stat().st_size} bytes), parity "
+    meta = export_net(model, settings.out, training=training, strength=strength)
+    print(f"wrote {settings.out} ({Path(settings.out).stat().st_size} bytes), parity "
           f"{meta['export']['parity_max_abs_diff']:.2e}", flush=True)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the old way in: `python -m nogobot.train.bootstrap ...`
+    from ..cli import main
+
+    main(["train", "bootstrap", *sys.argv[1:]])

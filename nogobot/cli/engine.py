@@ -1,0 +1,217 @@
+"""The engine commands: `gtp`, `botzone`, `agent` (baseline engines), `warmup`, `conformance`.
+
+All three move-generating commands build their player through ``agent_factory``. Nothing here
+imports numpy, numba or onnxruntime at import time: GoGui starts a second copy of the engine as
+its rules referee, and `name` must answer at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import click
+
+from .options import (batch_option, clock_options, device_option, exit_now, model_option,
+                      quiet_option, resolve_model, seed_option, size_option, threads_option,
+                      time_control)
+
+# The move generators of `gtp` and `botzone`: the network search, or the one-ply heuristic.
+ENGINE_AGENTS = ["mcts", "greedy"]
+BASELINES = ["random", "greedy", "rollout", "alphabeta"]
+
+agent_choice = click.option(
+    "--agent", "agent_name", default="mcts", show_default=True, type=click.Choice(ENGINE_AGENTS),
+    help="Move generator: the network search, or the one-ply heuristic (no network).")
+
+
+def agent_factory(name: str, *, model_path: str | None = None, device: str = "cpu",
+                  threads: int | None = None, search: dict | None = None,
+                  playouts: int | None = None,
+                  seconds: float | None = None, depth: int | None = None,
+                  seed: int | None = None, log: Any = None,
+                  warm_log: Callable | None = None) -> Callable[[], Any]:
+    """A function that builds agent ``name``: "mcts" (the network search on ``model_path``
+    with ``mcts.SearchConfig(**search)``) or a baseline from ``agents.registry``.
+
+    The agent is built when the function is first called, so the protocol answers while the
+    network and the kernels load. ``seconds`` None leaves each agent its own default limit."""
+
+    def build():
+        if name != "mcts":
+            from ..agents.registry import make_agent
+
+            return make_agent(name, playouts=playouts, seconds=seconds, depth=depth, seed=seed)
+        from .. import warmup
+        from ..inference import load_evaluator
+        from ..mcts import SearchConfig
+        from ..player import MCTSAgent
+
+        evaluator = load_evaluator(model_path, device=device, threads=threads)
+        # A search never starts before its kernels are compiled (the cold first run): without
+        # a clock its time then starts when the search is ready.
+        warmup.wait("search", log=warm_log)
+        limit = {} if seconds is None else {"seconds": seconds}
+        return MCTSAgent(evaluator, config=SearchConfig(**(search or {})), playouts=playouts,
+                         seed=seed, log=log, **limit)
+
+    return build
+
+
+@click.command("gtp")
+@model_option()
+@device_option()
+@threads_option()
+@size_option(low=2, help="Initial board size (controllers normally send boardsize).")
+@clock_options
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="Search exactly N playouts per move whatever the clock (a large N can "
+                   "lose on time; only moves, proven results and the endgame solver answer "
+                   "sooner). For tests, analysis and reproducible runs.")
+@click.option("--lag-buffer", default=0.25, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds kept back per move for transmission lag.")
+@click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
+@batch_option()
+@click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
+              help="Memory bound of the search tree in MB (tree reuse may hold two), "
+                   "default 1024.")
+@agent_choice
+@seed_option()
+@click.option("--live-gfx", default="auto", show_default=True,
+              type=click.Choice(["auto", "on", "off"]),
+              help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
+@quiet_option()
+def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
+            lag_buffer, ponder, batch, max_tree_mb, agent_name, seed, live_gfx, quiet) -> None:
+    """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
+    from ..gtp import serve
+    from ..timecontrol import TimePolicy
+
+    clock = time_control(seconds, byoyomi, per_move)
+    policy = TimePolicy(lag_buffer=lag_buffer, no_limit_seconds=move_seconds)
+    model_path = resolve_model(model) if agent_name == "mcts" else None
+    # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
+    search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
+    # --playouts and --seconds limit the network search; the greedy agent takes neither.
+    limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
+    factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,
+                            search=search, seed=seed, log=None if quiet else sys.stderr,
+                            **limits)
+    # numba's kernels load (or, on a fresh install, compile) in the background while the first
+    # commands are answered; a cold cache is announced once on stderr.
+    status = serve(factory, board_size=size, quiet=quiet,
+                   warmup="search" if agent_name == "mcts" else "rules",
+                   time_control=clock, time_policy=policy, ponder=ponder,
+                   live_gfx=live_gfx, network=agent_name == "mcts")
+    exit_now(status)
+
+
+@click.command("botzone")
+@model_option()
+@agent_choice
+@click.option("--move-time", default=1.0, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Botzone's time limit per move, in seconds.")
+@click.option("--margin", default=0.2, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds kept back from --move-time (input, output, the platform's lag).")
+@click.option("--keep-running/--no-keep-running", default=True, show_default=True,
+              help="Botzone's keep-running mode (print its marker and wait for the next "
+                   "request) or answer once and exit.")
+@threads_option(default=1, help="Network threads.")
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="Also stop the search after this many playouts (tests).")
+@seed_option()
+@quiet_option(help="Nothing on stderr.")
+def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, playouts, seed,
+                quiet) -> None:
+    """Play on Botzone (NoGo): JSON or simple interaction, keep-running mode."""
+    from ..botzone import serve_botzone
+
+    model_path = resolve_model(model) if agent_name == "mcts" else None
+    # Botzone may cap memory at 256 MB, and the numba kernels plus onnxruntime alone take
+    # ~200 MB: a 48 MB tree (~80k playouts) and a 5 MB evaluation cache are ample for 1 s.
+    search = dict(max_tree_mb=48, cache_entries=1 << 14)
+    limits = dict(playouts=playouts) if agent_name == "mcts" else {}
+    factory = agent_factory(agent_name, model_path=model_path, device="cpu", threads=threads,
+                            search=search, seed=seed, log=None if quiet else sys.stderr,
+                            warm_log=(lambda m: None) if quiet else None, **limits)
+    raise SystemExit(serve_botzone(factory, move_time=move_time, margin=margin,
+                                   keep_running=keep_running, quiet=quiet, seed=seed))
+
+
+@click.command("agent")
+@click.argument("name", type=click.Choice(BASELINES))
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="rollout: playouts per move (default 10000).")
+@click.option("--seconds", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="rollout/alphabeta: time limit per move (alphabeta default 1.0).")
+@click.option("--depth", default=None, type=click.IntRange(min=1),
+              help="alphabeta: maximum search depth.")
+@seed_option(help="Random seed.")
+@quiet_option()
+def agent_cmd(name: str, playouts: int | None, seconds: float | None, depth: int | None,
+              seed: int | None, quiet: bool) -> None:
+    """Run a baseline agent as a GTP engine (random, greedy, rollout, alphabeta)."""
+    try:
+        # Built (and its numba kernels loaded) before the first command, not in a timed genmove.
+        agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
+                              seed=seed)()
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    from ..gtp import serve
+
+    raise SystemExit(serve(lambda: agent, name=f"nogobot-{name}", quiet=quiet, network=False))
+
+
+@click.command("warmup")
+@model_option(help="ONNX network to check and load (default: shipped).")
+@click.option("--agents/--no-agents", default=True, show_default=True,
+              help="Also compile the baseline agents' kernels (rollout, alphabeta).")
+def warmup_cmd(model, agents) -> None:
+    """Compile numba's kernels once after installing (else the first move pays for it) and
+    check that the network loads. Safe to rerun: a warm install takes well under a second."""
+    import time
+
+    from .. import warmup
+    from ..inference import ModelError, OnnxEvaluator
+
+    path = resolve_model(model)
+    t0 = time.perf_counter()
+    try:
+        ev = OnnxEvaluator(path, device="cpu", threads=1)
+    except ModelError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"network {path}: loads ({ev.describe()}, {time.perf_counter() - t0:.2f} s)")
+    kinds = [("rules", "rules"), ("search", "search (features, MCTS)"),
+             ("later", "tree reuse and endgame solver")]
+    if agents:
+        kinds.append(("agents", "baseline agents'"))
+    for kind, label in kinds:
+        was_cold = warmup.cold(kind)
+        seconds = warmup.load(kind, log=lambda m: None)
+        how = "compiled" if was_cold else "loaded from numba's cache" if was_cold is False \
+            else "ready"
+        click.echo(f"{label} kernels: {how} in {seconds:.1f} s")
+    click.echo("ready: `nogobot gtp` now starts its first search at once")
+
+
+@click.command("conformance")
+@click.option("--engine", "engine_cmd", default=None,
+              help='Engine command line (default: this Python running "-m nogobot gtp").')
+@click.option("--verbose", "-v", is_flag=True, help="Show every command and response.")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds to wait for each response.")
+@click.option("--no-builtin", is_flag=True, help="Skip the built-in raw framing checks.")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+def conformance_cmd(engine_cmd: str | None, verbose: bool, timeout: float, no_builtin: bool,
+                    files: tuple[str, ...]) -> None:
+    """Run GTP conformance .tst files (gogui-regress format) against an engine.
+
+    Without FILES: the built-in framing checks and every gtp_conformance/*.tst."""
+    from ..conformance import main as run
+
+    raise SystemExit(run(engine_cmd, list(files) or None, verbose=verbose, timeout=timeout,
+                         builtin=not no_builtin))
+
+
+COMMANDS = [gtp_cmd, botzone_cmd, agent_cmd, warmup_cmd, conformance_cmd]

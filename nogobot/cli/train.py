@@ -1,0 +1,262 @@
+"""Making networks: `train` (run, bootstrap, report, snapshot; match and ladder live in
+matches.py), `selfplay` (a game dataset) and `export` (checkpoint to ONNX).
+
+Everything that needs torch imports it inside the command, after ``require_torch`` has turned a
+missing train extra into one line."""
+
+from __future__ import annotations
+
+import click
+
+from .options import (is_train_extra, model_option, on_ray, ray_option, resolve_model,
+                      size_option, train_extra)
+
+
+class TrainGroup(click.Group):
+    """`nogobot train CONFIG.yaml ...` runs training; `nogobot train report DIR` reports."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("train", cls=TrainGroup)
+def train_group() -> None:
+    """Self-play training (NoGoZero+ loop). Usage: `nogobot train CONFIG.yaml --run-dir DIR`
+    (rerun the same command to resume) or `nogobot train report DIR`."""
+
+
+@train_group.command("run")
+@click.argument("config_path", metavar="CONFIG.yaml", type=click.Path(dir_okay=False))
+@click.option("--run-dir", required=True, type=click.Path(file_okay=False),
+              help="Run directory (created; rerun with the same one to resume).")
+@click.option("--device", default="auto", show_default=True,
+              type=click.Choice(["auto", "cpu", "cuda"]), help="Training device.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Self-play worker processes (one single-threaded network each).")
+@click.option("--from-games", default=None, type=click.Path(exists=True),
+              help="Train supervised on these game records (SGF files or .npz shards, a file "
+                   "or a directory) before self-play.")
+@click.option("--from-games-steps", default=1000, show_default=True,
+              type=click.IntRange(min=1), help="Training steps on --from-games.")
+@click.option("--generations", default=None, type=click.IntRange(min=0),
+              help="Stop after this generation (overrides the config; 0 = initialise only).")
+@click.option("--max-minutes", default=None, type=click.FloatRange(min=0),
+              help="Start no new phase after this many minutes (rerun to continue).")
+@click.option("--torch-threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="torch intra-op threads for training.")
+@ray_option
+@click.option("--ray-actors", default=None, type=click.IntRange(min=1),
+              help="With --ray: at most this many self-play actors (default: one per CPU, or "
+                   "per GPU with --ray-device cuda, of the whole cluster).")
+@click.option("--ray-device", default="cpu", show_default=True, type=click.Choice(["cpu", "cuda"]),
+              help="With --ray: self-play actors on CPUs, or one GPU each (torch or "
+                   "onnxruntime-CUDA; set selfplay.concurrent_games to 64-256).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a config setting, e.g. --set network.stages.0.garb=false "
+                   "(repeatable; the run directory keeps the effective config).")
+def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_steps,
+                  generations, max_minutes, torch_threads, ray_address, ray_actors, ray_device,
+                  overrides) -> None:
+    """Train from self-play with CONFIG.yaml in --run-dir (resumable, even after kill -9)."""
+    from pathlib import Path
+
+    try:
+        from ..train import require_torch
+
+        require_torch()  # the loop imports torch later; say so now, in one line
+        from ..train.config import ConfigError, load_config
+        from ..train.loop import train_command
+    except ImportError as e:
+        raise train_extra("training", e) from None
+
+    try:
+        cfg = load_config(config_path, overrides)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    init = cfg.init_checkpoint
+    if init and not Path(init).exists() and not (Path(run_dir) / "state.json").exists():
+        from ..train.bootstrap import bootstrap_if_default
+
+        # The bootstrap's own checkpoint is written on the spot (a fresh clone has none).
+        if not bootstrap_if_default(init, echo=click.echo):
+            raise click.ClickException(f"{config_path}: init_checkpoint {init}: no such file")
+    with on_ray(ray_address):
+        backend = None
+        if ray_address:
+            from ..cluster.training import RayBackend
+
+            backend = RayBackend(ray_device, ray_actors)
+        try:
+            train_command(cfg, run_dir, device=device, workers=workers, config_path=config_path,
+                          from_games=from_games, from_games_steps=from_games_steps,
+                          generations=generations, max_minutes=max_minutes,
+                          torch_threads=torch_threads, backend=backend)
+        except (FileNotFoundError, ValueError) as e:
+            raise click.ClickException(str(e)) from None
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected comma-separated integers") from None
+
+
+@train_group.command("bootstrap")
+@click.option("--out", default="models/nogobot-b6c32-boot.onnx", show_default=True,
+              type=click.Path(dir_okay=False), help="ONNX network to write (sidecar beside it).")
+@click.option("--checkpoint", default="runs/bootstrap/model.pt", show_default=True,
+              type=click.Path(dir_okay=False),
+              help="torch checkpoint to write (a training config's init_checkpoint).")
+@click.option("--blocks", default=6, show_default=True, type=click.IntRange(min=1))
+@click.option("--channels", default=32, show_default=True, type=click.IntRange(min=1))
+@click.option("--sizes", default="7,9,11", show_default=True, help="Board sizes of the games.")
+@click.option("--games", default="2000,3000,1000", show_default=True,
+              help="Greedy self-play games per board size.")
+@click.option("--minutes", default=8.0, show_default=True, type=click.FloatRange(min=0),
+              help="Training wall time.")
+@click.option("--batch", default=128, show_default=True, type=click.IntRange(min=1))
+@click.option("--lr", default=2e-3, show_default=True, type=click.FloatRange(min=0))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--eval-games", default=100, show_default=True, type=click.IntRange(min=1),
+              help="Games of the raw policy against random and greedy, for the sidecar.")
+def train_bootstrap_cmd(out, checkpoint, blocks, channels, sizes, games, minutes, batch, lr,
+                        seed, eval_games) -> None:
+    """Train a first network from greedy (one-ply) self-play, no search: about 9 minutes on
+    one CPU thread. Writes --checkpoint (a config's init_checkpoint) and --out."""
+    try:
+        from ..train import require_torch
+
+        require_torch()
+        from ..train.bootstrap import BootstrapSettings, run
+    except ImportError as e:
+        raise train_extra("train bootstrap", e) from None
+
+    settings = BootstrapSettings(out=out, checkpoint=checkpoint, blocks=blocks,
+                                 channels=channels, sizes=_ints(sizes), games=_ints(games),
+                                 minutes=minutes, batch=batch, lr=lr, seed=seed,
+                                 eval_games=eval_games)
+    try:
+        run(settings)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@train_group.command("report")
+@click.argument("run_dir", metavar="DIR|LEDGER.yaml", type=click.Path())
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="PNG to write (default DIR/report.png, or LEDGER.png).")
+def train_report_cmd(run_dir, out) -> None:
+    """Draw loss curves and Elo against self-play games of a run as PNG; given the campaign's
+    strength ledger (models/ledger.yaml), Elo against self-play games of every net in it."""
+    from ..train.report import ReportError, draw_ledger, draw_report, text_summary
+
+    try:
+        if run_dir.endswith((".yaml", ".yml")):
+            path = draw_ledger(run_dir, out)
+            click.echo(f"wrote {path}")
+            return
+        click.echo(text_summary(run_dir))
+        path = draw_report(run_dir, out)
+    except ReportError as e:
+        raise click.ClickException(str(e)) from None
+    except ImportError as e:
+        if not is_train_extra(e):
+            raise
+        raise train_extra("train report", e) from None
+    click.echo(f"wrote {path}")
+
+
+@train_group.command("snapshot")
+@click.argument("run_dir", metavar="RUN_DIR", type=click.Path(file_okay=False))
+@click.argument("folder", metavar="FOLDER", type=click.Path(file_okay=False))
+@click.option("--note", default="", help="A line kept in FOLDER/state.yaml.")
+def train_snapshot_cmd(run_dir, folder, note) -> None:
+    """Keep a run's resumable state (best net + optimiser, next stages, curriculum position) in
+    a small campaign FOLDER; a config with `init_checkpoint: FOLDER` goes on from it."""
+    from ..train.campaign import write_snapshot
+
+    try:
+        state = write_snapshot(run_dir, folder, note)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{folder}: generator stage {state['stage']} ({state['best_net']}), stages kept "
+               f"{state['stages_kept']}, {state['selfplay_games']} self-play games, "
+               f"{state['generations']} generations")
+
+
+@click.command("selfplay")
+@model_option()
+@click.option("--games", required=True, type=click.IntRange(min=1), help="Games to play.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Directory for the dataset (gNNNNN.sgf + gNNNNN.npz per game).")
+@click.option("--playouts", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Playouts per move (every move is a full search and a policy target).")
+@size_option()
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--solver/--no-solver", default=True, show_default=True,
+              help="Exact endgame solver in the search (slow on tiny boards).")
+@click.option("--concurrent-games", default=1, show_default=True, type=click.IntRange(1, 4096),
+              help="Games per worker that share each network call (GPU: 64-256).")
+def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
+                 concurrent_games) -> None:
+    """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
+    from pathlib import Path
+
+    from ..inference import ModelError
+
+    model = resolve_model(model)
+    try:
+        from ..train import require_torch
+
+        require_torch()  # the game writer needs it (via train.data)
+        from ..train.config import SelfPlayConfig
+        from ..train.loop import Progress
+        from ..train.selfplay import generate_games
+    except ImportError as e:
+        if not is_train_extra(e):
+            raise
+        raise train_extra("selfplay", e) from None
+
+    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False, use_solver=solver,
+                        concurrent_games=concurrent_games)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = sorted(out_dir.glob("g*.npz"))
+    start = len(existing)
+    stems = [out_dir / f"g{i:05d}" for i in range(start, start + games)]
+    bar = Progress("self-play", games)
+    try:
+        n = generate_games(model, stems, size, sp, seed + start, workers=workers, progress=bar)
+    except ModelError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        bar.close()
+    click.echo(f"wrote {n} games to {out_dir} ({start + n} in total)")
+
+
+@click.command("export")
+@click.argument("checkpoint", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="Output models/NAME.onnx (NAME.yaml sidecar written beside it).")
+@click.option("--sizes", default="7,9,13", show_default=True,
+              help="Board sizes of the onnxruntime-vs-torch parity check.")
+@click.option("--tol", default=1e-4, show_default=True, help="Max abs difference allowed.")
+def export_cmd(checkpoint: str, out: str, sizes: str, tol: float) -> None:
+    """Export a training CHECKPOINT to ONNX + YAML sidecar (needs the train extra)."""
+    try:
+        from ..train.export import ExportError, export_checkpoint
+    except ImportError as e:
+        raise train_extra("export", e) from None
+    try:
+        meta = export_checkpoint(checkpoint, out, sizes=_ints(sizes), tol=tol)
+    except ExportError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {out} and its sidecar: {meta['blocks']}x{meta['channels']}, parity "
+               f"{meta['export']['parity_max_abs_diff']:.2e}")
+
+
+COMMANDS = [train_group, selfplay_cmd, export_cmd]
