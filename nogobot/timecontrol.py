@@ -169,6 +169,11 @@ class TimePolicy:
     """Knobs of the budget (seconds). Defaults are tuned for 9×9 NoGo, 15-minute sudden death."""
 
     lag_buffer: float = 0.25  # subtracted per move for GTP/pipe/harness latency
+    # Moves paid from main time keep back only this share of the lag buffer: an overrun there
+    # comes out of the reserve instead of losing the game, and the engine's own clock already
+    # counts everything from a command's receipt to its reply, so what is left is pipe latency
+    # (milliseconds). Holding the full buffer back on every move left ~12% of a 60 s clock unused.
+    main_lag_share: float = 0.2
     reserve: float = 0.02  # share of the main time never planned (safety), at least 2 lag buffers
     min_per_move: float = 0.05  # never plan less (an emergency move is policy + a tiny search)
     max_share: float = 0.12  # never plan more than this share of what is left
@@ -224,8 +229,12 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
     if empty_points is not None and solver_empty > 0:
-        thinking_plies = max(empty_points - solver_empty, 0)
-        moves = max(policy.moves_floor, min(all_moves, math.ceil(thinking_plies / 2)))
+        # Stones never leave a NoGo board, so the solver's first move is exactly
+        # empty_points - solver_empty plies away: no floor is needed against a misestimate
+        # there, and a floor would leave a geometric tail of the clock unspent.
+        thinking = math.ceil(max(empty_points - solver_empty, 0) / 2)
+        if thinking < all_moves:
+            moves = max(1, thinking)
     solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
     if clock.in_overtime(tc):
@@ -241,27 +250,33 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
                           bankable=stones > 1)
 
     # Main time (absolute, Fischer, or the main phase of byo-yomi/Canadian).
+    # Each move the solver answers keeps one full lag buffer (it usually answers in
+    # milliseconds, at most about 0.4 s); a thinking move keeps the main-time share of one.
+    solver_keep = lag * solved_moves
+    lag = lag * policy.main_lag_share
     guaranteed = 0.0  # what each move may also spend once main time is gone (overtime)
     if tc.kind == "byoyomi":
         guaranteed = apply_lag(tc.period, lag)
     elif tc.kind == "canadian" and tc.count > 0:
         guaranteed = apply_lag(tc.period / tc.count, lag)
     reserve = max(policy.reserve * tc.main, 2 * lag) if guaranteed == 0 else 0.0
-    usable = clock.main_left - reserve - lag * moves - 2 * lag * solved_moves
+    usable = clock.main_left - reserve - lag * moves - solver_keep
     if tc.kind == "fischer":
         # Future increments are spendable later, never on this move (added after it).
         usable += tc.increment * (moves - 1)
     if usable <= policy.min_per_move * moves:
         # Emergency: spend a fixed share of what is left, so the clock decays geometrically and
-        # never reaches zero; never below the minimum (policy + a tiny search).
-        t = max(policy.min_per_move, (clock.main_left - lag) / (2 * moves) + guaranteed)
+        # never reaches zero (shared with the moves the solver answers, which need time too);
+        # never below the minimum (policy + a tiny search).
+        t = max(policy.min_per_move, (clock.main_left - lag) / (2 * all_moves) + guaranteed)
         if tc.kind == "fischer":
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
     planned = usable / moves / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
-    cap = usable * policy.max_share + guaranteed
+    # The cap guards against a misjudged game length; it never stops an even share.
+    cap = usable * max(policy.max_share, 1.0 / moves) + guaranteed
     planned = max(policy.min_per_move, min(planned, cap))
-    hard_cap = max(clock.main_left - reserve - lag, 0.0) + guaranteed
+    hard_cap = max(clock.main_left - reserve - lag - solver_keep, 0.0) + guaranteed
     if tc.kind == "fischer":
         hard_cap = min(hard_cap, max(clock.main_left - 2 * lag, 0.0))
     maximum = min(planned * policy.extend_factor, cap * policy.extend_factor, hard_cap)
