@@ -1,3 +1,7 @@
 """nogobot: a NoGo engine (GTP, batched MCTS on an ONNX network, self-play training)."""
 
 __version__ = "0.1.0"
+
+from .warmup import ensure_kernel_cache as _ensure_kernel_cache
+
+_ensure_kernel_cache()  # before any numba kernel is defined: a read-only install still caches

@@ -13,6 +13,11 @@ another 8-10 s; loading all of it takes about 0.3 s.
   search never starts before its kernels are ready, so compilation is never paid inside a
   search's time (the first move's search only competes with ``later`` loading beside it).
 * A cold cache is announced once on stderr (``announce``), before compiling.
+* ``ensure_kernel_cache`` (run by ``nogobot/__init__.py``, before any kernel is defined) gives
+  numba a writable cache when the install is read-only: numba itself falls back from
+  ``__pycache__`` to ``~/.cache/numba``, but with no writable home either it refuses to define
+  a ``cache=True`` kernel at all (``RuntimeError: no locator available``), so nogobot could not
+  even be imported; a private directory under the temporary folder is then used instead.
 
 Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + the MCTS
 kernels of a first move: what the network player waits for), ``later`` (tree reuse and the
@@ -22,10 +27,13 @@ alphabeta baselines).
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 KINDS = ("rules", "search", "later", "agents")
 COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (half a minute on 2 "
@@ -34,6 +42,62 @@ COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (half a m
 _lock = threading.Lock()
 _events: dict[str, threading.Event] = {}
 _announced = False
+
+
+def _writable_dir(folder: Path, private: bool = False) -> bool:
+    """numba's own test (``_CacheLocator.ensure_cache_path``): create the folder, write a file.
+    ``private``: also owned by this user and writable by nobody else, as a folder in a shared
+    temporary directory must be (numba loads pickles and machine code from its cache)."""
+    try:
+        folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        if private and hasattr(os, "getuid"):
+            st = folder.stat()
+            return st.st_uid == os.getuid() and not st.st_mode & 0o022
+        return True
+    except OSError:
+        return False
+
+
+def _user_cache_dirs() -> list[tuple[Path, bool]]:
+    """Where kernels are cached when the package's ``__pycache__`` is read-only, best first,
+    each with whether it must be private: numba's own user-wide folder on Linux, then one in the
+    shared temporary directory."""
+    folders = []
+    try:
+        home_cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folders.append((Path(home_cache) / "numba", False))
+    except RuntimeError:  # no home directory known
+        pass
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    folders.append((Path(tempfile.gettempdir()) / f"nogobot-numba-{user}", True))
+    return folders
+
+
+def ensure_kernel_cache(package_dir: Path | None = None,
+                        candidates: list[tuple[Path, bool]] | None = None) -> str | None:
+    """Point numba at a writable cache directory (``NUMBA_CACHE_DIR``, inherited by the engines
+    and workers this process starts) when the package's own ``__pycache__`` is not writable,
+    e.g. a wheel installed into a read-only site-packages. Nothing changes when that folder is
+    writable or the user set NUMBA_CACHE_DIR. Returns the folder chosen, or None.
+
+    Must run before numba defines a ``cache=True`` kernel (it picks the folder then); a numba
+    already imported gets its config updated too."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    package_dir = package_dir or Path(__file__).resolve().parent
+    if _writable_dir(package_dir / "__pycache__"):
+        return None
+    candidates = _user_cache_dirs() if candidates is None else candidates
+    chosen = next((folder for folder, private in candidates if _writable_dir(folder, private)),
+                  None)
+    if chosen is None:  # nothing shared is usable: a fresh private folder (compiles each time)
+        chosen = Path(tempfile.mkdtemp(prefix="nogobot-numba-"))
+    os.environ["NUMBA_CACHE_DIR"] = str(chosen)
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = str(chosen)
+    return str(chosen)
 
 
 def _entry_kernels(kind: str) -> list:
