@@ -10,13 +10,12 @@ genmove, live graphics on stderr, and that the GoGui referee start-up stays ligh
 from __future__ import annotations
 
 import os
-import queue
 import re
 import subprocess
 import sys
 import textwrap
-import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +24,7 @@ from nogobot import coords
 from nogobot.gtp import Engine, NoGoCommands
 from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
+from nogobot.tournament.gtp_client import GtpProcess
 
 VERTEX = r"[A-HJ][1-9]"
 LZ_ENTRY = re.compile(rf"info move ({VERTEX}) visits (\d+) winrate (\d+) prior (\d+) lcb (\d+) "
@@ -248,37 +248,27 @@ def test_live_gfx_in_process():
 # -- as a process --------------------------------------------------------------------------------
 
 
-class Gtp:
-    """``nogobot gtp`` with timestamped output lines."""
+class Gtp(GtpProcess):
+    """``nogobot gtp`` through the package's GTP controller, read line by line as streaming
+    analysis needs: each line with the ``time.perf_counter()`` of its arrival, stderr in a file."""
 
-    def __init__(self, *args: str):
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.proc = subprocess.Popen([sys.executable, "-m", "nogobot", "gtp", *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env)
-        self.lines: queue.Queue = queue.Queue()
-        self.stderr: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
+    def __init__(self, stderr_path: Path, *args: str):
+        super().__init__([sys.executable, "-m", "nogobot", "gtp", *args], name="nogobot",
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), stderr_path=stderr_path,
+                         timeout=60)
 
-    def _pump(self):
-        for raw in iter(self.proc.stdout.readline, b""):
-            self.lines.put((time.monotonic(), raw.decode().rstrip("\n")))
-        self.lines.put((time.monotonic(), None))
-
-    def _pump_err(self):
-        for raw in iter(self.proc.stderr.readline, b""):
-            self.stderr.append(raw.decode())
+    @property
+    def err(self) -> str:
+        """Everything the engine wrote on stderr so far."""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     def send(self, text: str) -> float:
-        self.proc.stdin.write(text.encode())
-        self.proc.stdin.flush()
-        return time.monotonic()
+        self.send_raw(text.encode())
+        return time.perf_counter()
 
     def line(self, timeout: float = 60) -> tuple[float, str]:
-        t, line = self.lines.get(timeout=timeout)
-        assert line is not None, "engine closed its output: " + "".join(self.stderr[-5:])
-        return t, line
+        text, stamp = self.read_line(timeout)
+        return stamp, text
 
     def response(self, timeout: float = 60) -> list[tuple[float, str]]:
         """Lines up to (not including) the blank line that ends a response."""
@@ -295,19 +285,13 @@ class Gtp:
         return "\n".join(ln for _, ln in lines)
 
     def quit(self) -> None:
-        assert self.ask("quit") == "= "
-        assert self.proc.wait(timeout=30) == 0
-        assert self.lines.get(timeout=10)[1] is None  # nothing after the last response
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        # quit answers "= ", the exit status is 0, and nothing follows the last response
+        assert self.finish(timeout=30) == []
 
 
 @pytest.fixture
-def engine():
-    g = Gtp("--quiet", "--playouts", "32")
+def engine(tmp_path):
+    g = Gtp(tmp_path / "stderr.log", "--quiet", "--playouts", "32")
     assert g.ask("1 reg_genmove b").startswith("=1 ")  # loads the network and numba first
     yield g
     g.kill()
@@ -320,7 +304,7 @@ def test_analysis_stops_at_once_on_any_input_line(engine, stopper):
     infos = [engine.line() for _ in range(3)]
     sent = engine.send(stopper)
     rest = engine.response(timeout=10)
-    closed = rest[-1][0] if rest else time.monotonic()
+    closed = rest[-1][0] if rest else time.perf_counter()
     assert closed - sent < 1.0, "analysis did not stop at once"
     for _, line in infos + rest:  # nothing but info lines, each one well formed
         entries = LZ_ENTRY.findall(line)
@@ -394,8 +378,8 @@ def test_analysis_argument_errors(engine):
     assert engine.ask("name") == "= nogobot"
 
 
-def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx():
-    g = Gtp("--seconds", "30", "--quiet")
+def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx(tmp_path):
+    g = Gtp(tmp_path / "stderr.log", "--seconds", "30", "--quiet")
     try:
         assert g.ask("gogui-analyze_commands").startswith("= param/")
         assert g.ask("known_command gogui-interrupt") == "= true"
@@ -403,13 +387,13 @@ def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx():
         # Interrupt once the search shows itself (the network and kernels load first, which
         # takes longer on a loaded machine).
         deadline = time.monotonic() + 30
-        while "\nVAR b " not in "".join(g.stderr) and time.monotonic() < deadline:
+        while "\nVAR b " not in g.err and time.monotonic() < deadline:
             time.sleep(0.1)
         sent = g.send("# interrupt\n")
         t, line = g.response()[0]
         assert re.fullmatch(rf"=1 {VERTEX}", line)
         assert t - sent < 1.5, "genmove ignored the interrupt"
-        err = "".join(g.stderr)
+        err = g.err
         assert "gogui-gfx:\nINFLUENCE " in err and "\nVAR b " in err
         assert "\nTEXT Black to move: " in err
         assert err.rstrip().endswith("gogui-gfx: CLEAR")
@@ -418,11 +402,11 @@ def test_gogui_interrupt_stops_a_long_genmove_and_live_gfx():
         # here); a genmove still carrying the interrupt would answer in a few milliseconds.
         assert g.ask("nogobot-param playouts 6000") == "= "
         assert g.ask("nogobot-param live_gfx 0") == "= "
-        before = len("".join(g.stderr))
+        before = len(g.err)
         start = g.send("2 genmove w\n")
         t, line = g.response()[0]
         assert re.fullmatch(rf"=2 {VERTEX}", line) and t - start > 0.2
-        assert "gogui-gfx" not in "".join(g.stderr)[before:]
+        assert "gogui-gfx" not in g.err[before:]
         g.quit()
     finally:
         g.kill()

@@ -201,6 +201,14 @@ class GtpProcess:
         return Response(m.group(1) == "=", m.group(2), (m.group(3) or "").strip(), raw, seconds,
                         problems)
 
+    def read_line(self, timeout: float | None = None) -> tuple[str, float]:
+        """The next output line (without its line end) and when it arrived
+        (``time.perf_counter()``): for commands whose output streams (``lz-analyze``), read
+        line by line. Raises EngineTimeout or EngineCrashed as ``read_response`` does."""
+        timeout = self.timeout if timeout is None else timeout
+        line, stamp = self._line(time.perf_counter() + timeout, f"within {timeout:g} s")
+        return line.rstrip("\r\n"), stamp
+
     def finish(self, send_quit: bool = True, timeout: float | None = None) -> list[str]:
         """Quit (optionally), close stdin, wait for the exit; returns the problems: the quit
         reply, the exit status, output after the last response."""
