@@ -15,7 +15,7 @@ from typing import Callable
 import click
 
 TRAIN_EXTRA = 'pip install torch==2.13.0 -e ".[train]"'
-TRAIN_MODULES = ("torch", "onnx", "onnxscript", "matplotlib", "tqdm")
+TRAIN_MODULES = ("torch", "onnx", "onnxscript", "matplotlib")
 DEVICES = ["auto", "cpu", "cuda", "tensorrt"]
 
 
@@ -32,16 +32,18 @@ def is_train_extra(e: ImportError) -> bool:
 
 
 def resolve_model(model: str | None) -> str:
-    """The model file for a ``--model`` value (None: the shipped default), validated now.
+    """The model file for a ``--model`` value (None: the shipped default; a file, or the name
+    of a shipped net: ``modelfile.resolve_model``), validated now.
 
     ``modelfile.check_model`` checks the sidecar, the checksum and the ONNX graph's input and
     outputs (a few ms, no onnxruntime), so a missing, truncated or mismatched model stops the
     command with one line naming the file before it speaks its protocol. The network itself
     loads later (in the background on a clock, else on the first genmove)."""
-    from ..modelfile import ModelError, check_model, default_model_path
+    from ..modelfile import ModelError, check_model
+    from ..modelfile import resolve_model as model_file
 
-    path = str(model or default_model_path())
     try:
+        path = str(model_file(model))
         check_model(path)
     except ModelError as e:
         raise click.ClickException(str(e)) from None
@@ -59,7 +61,8 @@ def load_network(model: str | None, device: str, threads: int | None):
         raise click.ClickException(str(e)) from None
 
 
-def model_option(help: str = "ONNX network (default: the shipped model).") -> Callable:
+def model_option(help: str = "ONNX network: an .onnx file or a shipped net's name "
+                             "(default: the shipped model).") -> Callable:
     return click.option("--model", default=None, help=help)
 
 
