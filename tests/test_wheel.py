@@ -1,0 +1,240 @@
+"""The installable package (issue 21): what a wheel carries and how an install finds it.
+
+The slow test builds the wheel from the checkout (``pip wheel``, as ``pipx install .`` does),
+installs it into a fresh virtual environment, and from a temporary directory outside the
+checkout plays ``genmove b`` and passes the whole conformance suite with the installed
+``nogobot``: the default net and the suite must come from the package data, not from the source
+tree. The venv takes about 700 MB and is deleted afterwards. Fast tests cover the pieces:
+``modelfile.resolve_model`` (``--model`` as a file or a shipped net's name) and
+``warmup.ensure_kernel_cache`` (numba's cache when the install is read-only).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import nogobot
+from conftest import ROOT
+from nogobot.modelfile import (
+    DEFAULT_MODEL_NAME, ModelError, check_model, default_model_path, resolve_model,
+    shipped_model_names,
+)
+
+PACKAGE = Path(nogobot.__file__).resolve().parent
+# What a wheel is built from: pyproject.toml names README.md as the long description.
+BUILD_INPUTS = ("pyproject.toml", "README.md", "nogobot")
+# Build outputs and caches that must not reach the wheel (numba's .nbi/.nbc are cache files).
+NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+
+
+# -- --model: a file or a shipped net's name --------------------------------------------------
+
+
+def test_default_net_is_package_data():
+    path = default_model_path()
+    assert path == resolve_model(None) == PACKAGE / "models" / f"{DEFAULT_MODEL_NAME}.onnx"
+    check_model(path)  # sidecar beside it, checksum right
+    assert shipped_model_names() == [DEFAULT_MODEL_NAME]  # the wheel carries one net
+
+
+def test_model_by_name_or_file(tmp_path, monkeypatch):
+    assert resolve_model(DEFAULT_MODEL_NAME) == default_model_path()
+    assert resolve_model(f"{DEFAULT_MODEL_NAME}.onnx") == default_model_path()
+    # A file wins over a shipped name: a copy in the working directory is taken as given.
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(default_model_path(), f"{DEFAULT_MODEL_NAME}.onnx")
+    assert resolve_model(f"{DEFAULT_MODEL_NAME}.onnx") == Path(f"{DEFAULT_MODEL_NAME}.onnx")
+    # A path is never looked up among the shipped nets.
+    with pytest.raises(ModelError, match="model file not found"):
+        resolve_model(f"elsewhere/{DEFAULT_MODEL_NAME}")
+
+
+def test_unknown_model_names_the_shipped_nets():
+    from nogobot.cli import main
+
+    with pytest.raises(ModelError, match=rf"no-such-net: .*shipped: {DEFAULT_MODEL_NAME}"):
+        resolve_model("no-such-net")
+    res = CliRunner().invoke(main, ["gtp", "--model", "no-such-net"], input="name\n")
+    assert res.exit_code == 1
+    assert f"shipped: {DEFAULT_MODEL_NAME}" in res.output and "= nogobot" not in res.output
+
+
+# -- numba's cache on a read-only install ------------------------------------------------------
+
+KERNEL = """
+import numba
+
+@numba.njit(cache=True)
+def plus_one(x):
+    return x + 1
+"""
+
+
+def _ensure_cache_in_child(tmp_path: Path, setup: str) -> tuple[str, list[str]]:
+    """Run ``ensure_kernel_cache`` in a fresh interpreter (it sets the process's environment
+    and numba's config), then compile a cached kernel; the folder chosen and its cache files."""
+    (tmp_path / "kernel.py").write_text(KERNEL)
+    code = textwrap.dedent("""
+        import os, sys
+        from pathlib import Path
+        from nogobot.warmup import ensure_kernel_cache
+        read_only = Path("/proc/nogobot-test")  # /proc refuses new folders, even to root
+        tmp = Path(sys.argv[1])
+    """) + textwrap.dedent(setup) + textwrap.dedent("""
+        chosen = ensure_kernel_cache(package_dir=read_only, candidates=candidates)
+        assert os.environ["NUMBA_CACHE_DIR"] == chosen
+        sys.path.insert(0, str(tmp))
+        import kernel
+        assert kernel.plus_one(1) == 2
+        print(chosen)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    chosen = res.stdout.strip()
+    return chosen, sorted(p.name for p in Path(chosen).rglob("*.nb*"))
+
+
+def test_read_only_install_caches_kernels_in_a_private_folder(tmp_path):
+    """The package's __pycache__ and the home cache cannot be written; a folder anyone may
+    write to is refused (numba loads code from its cache); the private one is used."""
+    chosen, files = _ensure_cache_in_child(tmp_path, """
+        shared = tmp / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)
+        candidates = [(read_only / "home", False), (shared, True), (tmp / "private", True)]
+    """)
+    assert chosen == str(tmp_path / "private")
+    assert any(f.endswith(".nbi") for f in files) and any(f.endswith(".nbc") for f in files)
+    assert not list((tmp_path / "shared").iterdir())
+
+
+def test_read_only_install_with_nowhere_to_cache_still_runs(tmp_path):
+    chosen, files = _ensure_cache_in_child(tmp_path, """
+        candidates = [(read_only / "home", False)]
+    """)
+    try:
+        assert Path(chosen).name.startswith("nogobot-numba-") and files
+    finally:
+        shutil.rmtree(chosen, ignore_errors=True)
+
+
+def test_writable_install_keeps_numbas_default(tmp_path):
+    code = ("import os, sys; from pathlib import Path;"
+            " from nogobot.warmup import ensure_kernel_cache;"
+            " print(ensure_kernel_cache(package_dir=Path(sys.argv[1])),"
+            " os.environ.get('NUMBA_CACHE_DIR'))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["None", "None"]
+
+
+# -- the wheel, installed into a fresh venv -----------------------------------------------------
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment of a user's shell: nothing that would put the checkout (or another
+    site-packages) on the installed interpreter's path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP",
+                        "NUMBA_CACHE_DIR")}
+    env.update(PYTHONNOUSERSITE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **extra)
+    return env
+
+
+def _run(argv, cwd, timeout, input=None) -> subprocess.CompletedProcess:
+    res = subprocess.run([str(a) for a in argv], cwd=cwd, env=_clean_env(), input=input,
+                         capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, (f"{argv}: exit {res.returncode}\n{res.stdout[-3000:]}\n"
+                                 f"{res.stderr[-3000:]}")
+    return res
+
+
+@pytest.fixture(scope="module")
+def installed():
+    """(wheel, venv's bin/, a working directory outside the checkout); all deleted after."""
+    with tempfile.TemporaryDirectory(prefix="nogobot-wheel-") as tmp:
+        tmp = Path(tmp)
+        # Build from a copy of the sources: an in-tree build would reuse a stale build/ folder.
+        src = tmp / "src"
+        src.mkdir()
+        for name in BUILD_INPUTS:
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, src / name, ignore=NOT_SOURCES)
+            else:
+                shutil.copy(ROOT / name, src / name)
+        _run([sys.executable, "-m", "pip", "wheel", src, "--no-deps", "-q", "-w", tmp / "dist"],
+             cwd=tmp, timeout=300)
+        wheel, = (tmp / "dist").glob("nogobot-*.whl")
+        _run([sys.executable, "-m", "venv", tmp / "venv"], cwd=tmp, timeout=120)
+        bin_dir = tmp / "venv" / ("Scripts" if os.name == "nt" else "bin")
+        # Within pytest-timeout's 1200 s for the setup and the first test together.
+        _run([bin_dir / "python", "-m", "pip", "install", "-q", wheel], cwd=tmp, timeout=600)
+        work = tmp / "elsewhere"
+        work.mkdir()
+        yield wheel, bin_dir, work
+
+
+@pytest.mark.slow
+def test_wheel_carries_the_default_net_and_the_suite_only(installed):
+    wheel, _, _ = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    suite = sorted(p.relative_to(PACKAGE).as_posix()
+                   for p in (PACKAGE / "gtp_conformance").rglob("*") if p.is_file())
+    assert suite and set(suite) <= {n.removeprefix("nogobot/") for n in names}
+    nets = [n for n in names if n.endswith((".onnx", ".pt", ".npz"))]
+    assert nets == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx"]
+    assert f"nogobot/models/{DEFAULT_MODEL_NAME}.yaml" in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc"))]
+
+
+@pytest.mark.slow
+def test_installed_nogobot_is_the_venvs_own(installed):
+    _, bin_dir, work = installed
+    code = ("import sys, nogobot; from nogobot.modelfile import default_model_path;"
+            " from nogobot.conformance import CONFORMANCE_DIR;"
+            " print(nogobot.__file__, default_model_path(), CONFORMANCE_DIR, *sys.path, sep='\\n')")
+    lines = _run([bin_dir / "python", "-c", code], cwd=work, timeout=120).stdout.splitlines()
+    venv = bin_dir.parent.resolve()
+    for path in lines[:3]:
+        assert Path(path).resolve().is_relative_to(venv), path
+    assert not [p for p in lines[3:] if p and Path(p).resolve().is_relative_to(ROOT)]
+
+
+@pytest.mark.slow
+def test_installed_engine_plays_a_legal_first_move(installed):
+    _, bin_dir, work = installed
+    res = _run([bin_dir / "nogobot", "gtp", "--quiet", "--playouts", "64",
+                "--model", DEFAULT_MODEL_NAME],
+               cwd=work, timeout=600, input="boardsize 9\nclear_board\ngenmove b\nquit\n")
+    replies = [r.strip() for r in res.stdout.split("\n\n") if r.strip()]
+    assert replies[:2] == ["=", "="] and replies[-1] == "="
+    move = re.fullmatch(r"= ([A-HJ][1-9])", replies[2])
+    assert move, res.stdout  # a point on the empty 9x9 board: every one is legal, pass is not
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_installed_engine_passes_the_conformance_suite(installed):
+    _, bin_dir, work = installed
+    engine = f'"{bin_dir / "nogobot"}" gtp --quiet --playouts 64'
+    # A generous reply timeout: the venv's first engine may still be compiling its kernels.
+    res = _run([bin_dir / "nogobot", "conformance", "--engine", engine, "--timeout", "300"],
+               cwd=work, timeout=1200)
+    files = len(list((PACKAGE / "gtp_conformance").glob("*.tst"))) + 1  # + built-in framing
+    assert f"\n{files} files (0 skipped):" in res.stdout, res.stdout[-2000:]
+    assert " 0 FAILED" in res.stdout
