@@ -71,9 +71,10 @@ def bench_rules(size: int = 9, seconds: float = 3.0, repeats: int = 5) -> dict:
     return {"playouts_per_s": fast_rate, "naive_playouts_per_s": naive_rate}
 
 
-def _bench_positions(size: int, count: int = 4) -> list:
+def bench_positions(size: int, count: int = 4) -> list:
     """Fixed positions: the empty board and a seeded random game after ~1/8, 1/4, 3/8 of the
-    board is filled (openings and middle games, where the search spends its time)."""
+    board is filled (openings and middle games, where the search spends its time). Public:
+    training's equal-compute gating (train.loop) times searches on these same positions."""
     import numpy as np
 
     from .board import Board
@@ -106,7 +107,7 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     from .player import SearchLimits, Searcher
 
     evaluator = load_evaluator(model, device=device, threads=threads)
-    positions = _bench_positions(size)
+    positions = bench_positions(size)
     print(f"nogobot bench search: {evaluator.describe()}, batch {batch}, {size}x{size}, "
           f"{seconds:g} s per position ({machine_line()})")
 

@@ -89,7 +89,8 @@ def _popcount64(x):
 
 
 @njit(cache=True)
-def _liberty_count(libs, r):
+def liberty_count(libs, r):
+    """Liberties of the block whose root is ``r``. Public: features.py reads it per block."""
     n = 0
     for w in range(libs.shape[1]):
         n += _popcount64(libs[r, w])
@@ -234,8 +235,11 @@ def _set_to_move(meta, zob, c):
 
 
 @njit(cache=True)
-def _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
-    """Play colour c at p (caller guarantees legality). Updates masks incrementally."""
+def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
+    """Play colour c at p (caller guarantees legality). Updates masks incrementally.
+
+    Public because the other numba kernels (search, solver, agents, bootstrap games) play on
+    the raw arrays without a ``Board``."""
     r = _place(stones, root, nxt, libs, meta, nbr, zob, p, c)
     _set_legal(legal, meta, p, BLACK, False)
     _set_legal(legal, meta, p, WHITE, False)
@@ -276,7 +280,7 @@ def _liberty_counts(stones, root, libs):
         if stones[p] != EMPTY:
             r = root[p]
             if r == p:
-                out[p] = _liberty_count(libs, r)
+                out[p] = liberty_count(libs, r)
     for p in range(stones.shape[0]):
         if stones[p] != EMPTY:
             out[p] = out[root[p]]
@@ -284,10 +288,11 @@ def _liberty_counts(stones, root, libs):
 
 
 @njit(cache=True)
-def _random_playout(stones, root, nxt, libs, legal, meta, nbr, zob, moves):
+def random_playout(stones, root, nxt, libs, legal, meta, nbr, zob, moves):
     """Play uniformly random legal moves until the side to move is stuck; returns the winner.
 
-    ``moves`` is scratch space of length P. Mutates the state arrays in place."""
+    ``moves`` is scratch space of length P. Mutates the state arrays in place. Public: the
+    MCTS and rollout kernels call it on their own copies of the arrays."""
     area = stones.shape[0]
     while True:
         c = meta[TO_MOVE]
@@ -310,7 +315,7 @@ def _random_playout(stones, root, nxt, libs, legal, meta, nbr, zob, moves):
                     moves[k] = q
                     k += 1
             p = moves[np.random.randint(k)]
-        _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
+        play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
 
 
 @njit(cache=True)
@@ -322,7 +327,7 @@ def random_playouts(stones, root, nxt, libs, legal, meta, nbr, zob, count, seed)
     for _ in range(count):
         s, ro, nx, li, le, me = (stones.copy(), root.copy(), nxt.copy(), libs.copy(),
                                  legal.copy(), meta.copy())
-        if _random_playout(s, ro, nx, li, le, me, nbr, zob, moves) == BLACK:
+        if random_playout(s, ro, nx, li, le, me, nbr, zob, moves) == BLACK:
             black_wins += 1
     return black_wins
 
@@ -426,7 +431,7 @@ class Board:
             where = coords.to_gtp(p, self.size) if 0 <= p < self.geo.area else str(p)
             raise IllegalMove(f"illegal move {where}")
         self._history.append(self._snapshot())
-        _play(*self.arrays(), self.geo.nbr, self.geo.zobrist, p, c)
+        play_stone(*self.arrays(), self.geo.nbr, self.geo.zobrist, p, c)
         self.moves.append((c, p))
 
     def undo(self) -> None:
@@ -505,3 +510,8 @@ class Board:
 
     def __repr__(self) -> str:
         return f"Board({self.size}, to_move={COLOUR_NAMES[self.to_move]}, ply={self.ply})"
+
+
+# The kernels' former private names, for code written before they became public (remove once
+# nothing imports them: tests/test_private_imports.py says where).
+_play, _random_playout, _liberty_count = play_stone, random_playout, liberty_count

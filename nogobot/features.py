@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import BLACK, EMPTY, LAST, LAST2, TO_MOVE, Board, _liberty_count
+from .board import BLACK, EMPTY, LAST, LAST2, TO_MOVE, Board, liberty_count
 
 # The contract's two numbers live in modelfile.py, which checks model files without numba.
 from .modelfile import FEATURE_VERSION, NUM_PLANES  # noqa: E402
@@ -96,7 +96,7 @@ def fill_planes(stones, root, libs, legal, meta, size, out_row):
             sq = stones[q]
             if sq == EMPTY:
                 continue
-            n = _liberty_count(libs, root[q])
+            n = liberty_count(libs, root[q])
             if n == 1 or n == 2:
                 out_row[(4 if sq == me else 6) + n - 1, r, c] = 1.0
     last = meta[LAST]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import HASH, NLEGAL_B, TO_MOVE, _play
+from .board import HASH, NLEGAL_B, TO_MOVE, play_stone
 from .features import NUM_PLANES, fill_planes
 
 # Tree field indices in the int64 "info" array: nodes in use, "full" flag, edges in use.
@@ -510,7 +510,7 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
             node = nxt
             VL[node] += 1
             c = b_meta[b, TO_MOVE]
-            _play(b_stones[b], b_root[b], b_nxt[b], b_libs[b], b_legal[b], b_meta[b], nbr, zob,
+            play_stone(b_stones[b], b_root[b], b_nxt[b], b_libs[b], b_legal[b], b_meta[b], nbr, zob,
                   move[node], c)
         c = b_meta[b, TO_MOVE]
         if proof[node] != 0:

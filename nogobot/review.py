@@ -251,7 +251,7 @@ def annotate(data: bytes, review: GameReview) -> str:
     nodes = [nd for nd in game.get_main_sequence()[1:] if nd.get_move()[0] is not None]
 
     def point(vertex: str):
-        return sgf._from_flat(coords.from_gtp(vertex, size), size)
+        return sgf.from_flat(coords.from_gtp(vertex, size), size)
 
     for node, m in zip(nodes, review.moves):
         lines = [f"nogobot review ({review.visits} visits): {NAME[m.colour]} {m.move}, "
@@ -289,7 +289,7 @@ def _add_variation(node, m: MoveReview, size: int) -> None:
         if k:
             child = child.new_child()
         child.set_move("b" if colour == BLACK else "w",
-                       sgf._from_flat(coords.from_gtp(vertex, size), size))
+                       sgf.from_flat(coords.from_gtp(vertex, size), size))
         if k == 0:
             child.set("C", f"nogobot's line instead of {m.move}: win rate "
                            f"{_pct(m.best_winrate)} for {NAME[m.colour]}")

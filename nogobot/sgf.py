@@ -10,7 +10,7 @@ that captures or is suicide, setup stones outside the root, a setup block withou
 The error (:class:`SgfError`) names the move number, colour and vertex.
 
 Coordinates: sgfmill uses (row, col) with row 0 at the *bottom*; nogobot's flat points count
-rows from the top. The conversion happens only in ``_to_flat`` / ``_from_flat`` below.
+rows from the top. The conversion happens only in ``_to_flat`` / ``from_flat`` below.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _to_flat(rc: tuple[int, int], size: int) -> int:
     return coords.to_flat(size - 1 - row, col, size)
 
 
-def _from_flat(p: int, size: int) -> tuple[int, int]:
+def from_flat(p: int, size: int) -> tuple[int, int]:
     row, col = coords.from_flat(p, size)
     return size - 1 - row, col
 
@@ -158,13 +158,13 @@ def serialise(rec: GameRecord) -> str:
             root.set(prop, value)
     if rec.setup:
         root.set_setup_stones(
-            [_from_flat(p, rec.size) for c, p in rec.setup if c == BLACK],
-            [_from_flat(p, rec.size) for c, p in rec.setup if c == WHITE])
+            [from_flat(p, rec.size) for c, p in rec.setup if c == BLACK],
+            [from_flat(p, rec.size) for c, p in rec.setup if c == WHITE])
         if rec.first_to_move is not None:
             root.set("PL", _LETTER_OF[rec.first_to_move])
     for i, (colour, p) in enumerate(rec.moves):
         node = game.extend_main_sequence()
-        node.set_move(_LETTER_OF[colour], _from_flat(p, rec.size))
+        node.set_move(_LETTER_OF[colour], from_flat(p, rec.size))
         if rec.comments.get(i):
             node.set("C", rec.comments[i])
     return game.serialise().decode("utf-8")

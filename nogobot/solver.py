@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import NLEGAL_B, TO_MOVE, Board, _play
+from .board import NLEGAL_B, TO_MOVE, Board, play_stone
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
@@ -80,7 +80,7 @@ def _negamax(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, budget)
     for i in range(moves.shape[0]):
         s, r, n, l, lg, m = (stones.copy(), root.copy(), nxt.copy(), libs.copy(), legal.copy(),
                              meta.copy())
-        _play(s, r, n, l, lg, m, nbr, zob, moves[i], c)
+        play_stone(s, r, n, l, lg, m, nbr, zob, moves[i], c)
         v = _negamax(s, r, n, l, lg, m, nbr, zob, keys, vals, budget)
         if v == LOSS:
             _tt_put(keys, vals, h, WIN)
@@ -94,14 +94,15 @@ def _negamax(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, budget)
 
 
 @njit(cache=True)
-def _solve_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, moves, budget,
-                results, nodes):
-    """Solve each root move in the given order; results[i] is from the ROOT player's view."""
+def solve_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, moves, budget,
+               results, nodes):
+    """Solve each root move in the given order; results[i] is from the ROOT player's view.
+    (Public: warmup checks its cache entry.)"""
     c = meta[TO_MOVE]
     for i in range(moves.shape[0]):
         s, r, n, l, lg, m = (stones.copy(), root.copy(), nxt.copy(), libs.copy(), legal.copy(),
                              meta.copy())
-        _play(s, r, n, l, lg, m, nbr, zob, moves[i], c)
+        play_stone(s, r, n, l, lg, m, nbr, zob, moves[i], c)
         before = budget[0]
         v = _negamax(s, r, n, l, lg, m, nbr, zob, keys, vals, budget)
         nodes[i] = before - budget[0]
@@ -141,7 +142,7 @@ class Solver:
         results = np.zeros(moves.size, np.int64)
         nodes = np.zeros(moves.size, np.int64)
         g = board.geo
-        res = _solve_root(*board.arrays(), g.nbr, g.zobrist, self.keys, self.vals, moves, budget,
+        res = solve_root(*board.arrays(), g.nbr, g.zobrist, self.keys, self.vals, moves, budget,
                           results, nodes)
         per_move = {int(m): int(r) for m, r in zip(moves, results)}
         if res == WIN:

@@ -104,7 +104,7 @@ def _entry_kernels(kind: str) -> list:
     """The numba dispatchers whose cache entries show whether ``kind`` is compiled."""
     from . import board
 
-    kernels = [board._play]  # the entry points called from Python (callees come with them)
+    kernels = [board.play_stone]  # the entry points called from Python (callees come with them)
     if kind == "search":
         from . import features, mcts
 
@@ -112,11 +112,11 @@ def _entry_kernels(kind: str) -> list:
     elif kind == "later":
         from . import mcts, solver
 
-        kernels += [mcts.reroot, solver._solve_root]
+        kernels += [mcts.reroot, solver.solve_root]
     elif kind == "agents":
         from .agents import alphabeta, rollout
 
-        kernels += [rollout._uct_batch, alphabeta._root]
+        kernels += [rollout.uct_batch, alphabeta.search_root]
     return kernels
 
 
@@ -127,12 +127,20 @@ def cold(kind: str) -> bool | None:
         for k in _entry_kernels(kind):
             if k.signatures:  # already compiled or loaded in this process
                 continue
-            index = k._cache._cache_file._load_index()  # {} when missing or stale
-            if not index:
+            if not _cache_index(k):
                 return True
         return False
     except Exception:  # noqa: BLE001 -- numba internals: only the announcement depends on it
         return None
+
+
+def _cache_index(kernel) -> dict:
+    """The entries of ``kernel``'s on-disk cache index ({} when missing or stale).
+
+    numba has no public way to ask whether a kernel would load from its cache without loading
+    it, so this one line reads numba's private index; ``cold`` turns any change in numba's
+    internals into "cannot tell" (None), and only the cold-cache announcement depends on it."""
+    return kernel._cache._cache_file._load_index()
 
 
 def announce(log: Callable[[str], None] | None = None) -> None:

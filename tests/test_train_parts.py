@@ -152,6 +152,7 @@ def test_final_outcome_matches_the_bootstrap_kernel():
     """final_outcome (used by self-play and --from-games) agrees with bootstrap.play_game."""
     from nogobot.board import geometry
     from nogobot.train import bootstrap as bt
+    from nogobot.train.data import final_outcome
 
     geo = geometry(7)
     np.random.seed(5)
@@ -164,7 +165,7 @@ def test_final_outcome_matches_the_bootstrap_kernel():
         for m in mv[:plies]:
             b.play(int(m))
         assert b.is_terminal()
-        w2, m2, own2 = bt.final_outcome(b)
+        w2, m2, own2 = final_outcome(b)
         assert (w2, m2) == (winner, margin)
         np.testing.assert_array_equal(own2, own)
 

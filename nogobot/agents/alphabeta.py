@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..board import HASH, NLEGAL_B, TO_MOVE, Board, _play
+from ..board import HASH, NLEGAL_B, TO_MOVE, Board, play_stone
 from .base import SearchAgent
 
 WIN = 1_000_000
@@ -144,7 +144,7 @@ def _negamax(start, depth0, alpha0, beta0, stk_s, stk_r, stk_n, stk_l, stk_g, st
                 nxt_i[ply] = i + 1
                 c = stk_m[ply][TO_MOVE]
                 _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, ply)
-                _play(stk_s[ply + 1], stk_r[ply + 1], stk_n[ply + 1], stk_l[ply + 1],
+                play_stone(stk_s[ply + 1], stk_r[ply + 1], stk_n[ply + 1], stk_l[ply + 1],
                       stk_g[ply + 1], stk_m[ply + 1], nbr, zob, p, c)
                 alpha[ply + 1] = -beta[ply]
                 beta[ply + 1] = -alpha[ply]
@@ -195,10 +195,11 @@ def _negamax(start, depth0, alpha0, beta0, stk_s, stk_r, stk_n, stk_l, stk_g, st
 
 
 @njit(cache=True)
-def _root(depth, root_moves, root_scores, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob,
-          tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, moves, order, counters,
-          node_limit):
+def search_root(depth, root_moves, root_scores, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr,
+                zob, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, moves, order,
+                counters, node_limit):
     """Search every root move (in the given order) to ``depth``; fills ``root_scores``.
+    (Public: warmup checks its cache entry.)
 
     Returns the number of root moves fully searched before the node limit (all of them unless
     the iteration was aborted). Scores are exact for the best move and upper bounds (fail-low)
@@ -208,7 +209,7 @@ def _root(depth, root_moves, root_scores, stk_s, stk_r, stk_n, stk_l, stk_g, stk
     for i in range(root_moves.shape[0]):
         p = root_moves[i]
         _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
-        _play(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob, p, c)
+        play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob, p, c)
         v = -_negamax(1, depth - 1, -(WIN + 1), -alpha, stk_s, stk_r, stk_n, stk_l, stk_g,
                       stk_m, nbr, zob, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
                       history, moves, order, counters, node_limit)
@@ -273,7 +274,7 @@ class AlphaBetaAgent(SearchAgent):
             counters = np.zeros(2, dtype=np.int64)
             scores = np.full(len(root_moves), -(WIN + 2), dtype=np.int64)
             ti = time.perf_counter()
-            completed = _root(depth, root_moves, scores, *stk, geo.nbr, geo.zobrist, *tt,
+            completed = search_root(depth, root_moves, scores, *stk, geo.nbr, geo.zobrist, *tt,
                               killers, history, moves, order, counters, limit)
             dt = time.perf_counter() - ti
             nodes += int(counters[0])

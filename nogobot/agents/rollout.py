@@ -3,7 +3,7 @@
 The reference opponent of Gomoku RL studies ("pure MCTS with N rollouts"): no network, no
 heuristics. Each iteration copies the root position, descends the tree by UCB1, expands the leaf
 it reaches (all legal moves, in a random order), finishes the game with uniformly random legal moves
-(``board._random_playout``) and backs the winner up the path. The move played is the most visited
+(``board.random_playout``) and backs the winner up the path. The move played is the most visited
 root child.
 
 Notation: per node ``N`` (visits) and ``W`` (wins of the colour that moved into the node), so a
@@ -27,7 +27,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..board import NLEGAL_B, TO_MOVE, Board, _play, _random_playout
+from ..board import NLEGAL_B, TO_MOVE, Board, play_stone, random_playout
 from .base import SearchAgent
 
 DEFAULT_PLAYOUTS = 10_000
@@ -36,9 +36,9 @@ MAX_NODES = 4_000_000  # memory cap for time-limited searches with no playout ca
 
 
 @njit(cache=True)
-def _uct_batch(stones, root, nxt, libs, legal, meta, nbr, zob,
-               n_nodes, move, first, nchild, mover, N, W,
-               iterations, c_uct, seed):
+def uct_batch(stones, root, nxt, libs, legal, meta, nbr, zob,
+              n_nodes, move, first, nchild, mover, N, W,
+              iterations, c_uct, seed):
     """Run ``iterations`` UCT iterations from the root state (left untouched); grows the tree.
 
     Node 0 is the root; ``n_nodes[0]`` is the number of nodes in use; ``nchild[i] < 0`` means
@@ -69,7 +69,7 @@ def _uct_batch(stones, root, nxt, libs, legal, meta, nbr, zob,
                 if score > best_score:
                     best_score = score
                     best = j
-            _play(s, ro, nx, li, le, me, nbr, zob, move[best], me[TO_MOVE])
+            play_stone(s, ro, nx, li, le, me, nbr, zob, move[best], me[TO_MOVE])
             node = best
             depth += 1
             path[depth] = node
@@ -100,11 +100,11 @@ def _uct_batch(stones, root, nxt, libs, legal, meta, nbr, zob,
                 nchild[node] = k
                 n_nodes[0] += k
                 # Step into the first (random) child before the playout.
-                _play(s, ro, nx, li, le, me, nbr, zob, move[f], c)
+                play_stone(s, ro, nx, li, le, me, nbr, zob, move[f], c)
                 node = f
                 depth += 1
                 path[depth] = node
-            winner = _random_playout(s, ro, nx, li, le, me, nbr, zob, scratch)
+            winner = random_playout(s, ro, nx, li, le, me, nbr, zob, scratch)
         for d in range(depth + 1):
             i = path[d]
             N[i] += 1
@@ -120,7 +120,7 @@ def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob):
         if legal[c, q]:
             s, ro, nx, li, le, me = (stones.copy(), root.copy(), nxt.copy(), libs.copy(),
                                      legal.copy(), meta.copy())
-            _play(s, ro, nx, li, le, me, nbr, zob, q, c)
+            play_stone(s, ro, nx, li, le, me, nbr, zob, q, c)
             if me[NLEGAL_B + 2 - c] == 0:
                 return q
     return -1
@@ -166,7 +166,7 @@ class RolloutAgent(SearchAgent):
         while done < target:
             n = int(min(batch, target - done))
             tb = time.perf_counter()
-            _uct_batch(*board.arrays(), geo.nbr, geo.zobrist, n_nodes, move, first, nchild,
+            uct_batch(*board.arrays(), geo.nbr, geo.zobrist, n_nodes, move, first, nchild,
                        mover, N, W, n, self.c, int(self._rng.integers(1 << 31)))
             done += n
             if budget is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from .engine import baseline_names
 from .options import (batch_option, device_option, model_option, on_ray, resolve_model,
                       size_option, threads_option)
 
@@ -46,7 +47,7 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
 @click.option("--per-move", default=None, type=float, help="Instead: a fixed time per move.")
 @click.option("--games", default=2, show_default=True, type=click.IntRange(1, 100))
 @click.option("--opponent", default="greedy", show_default=True,
-              type=click.Choice(["random", "greedy", "rollout", "alphabeta"]))
+              type=click.Choice(baseline_names()))
 @model_option(help="ONNX network for nogobot (default: the shipped model).")
 @threads_option(default=1, help="Network threads.")
 def bench_time_cmd(main, per_move, games, opponent, model, threads) -> None:

@@ -18,7 +18,14 @@ from .options import (batch_option, clock_options, device_option, exit_now, mode
 
 # The move generators of `gtp` and `botzone`: the network search, or the one-ply heuristic.
 ENGINE_AGENTS = ["mcts", "greedy"]
-BASELINES = ["random", "greedy", "rollout", "alphabeta"]
+
+
+def baseline_names() -> list[str]:
+    """The baseline agents `nogobot agent NAME` runs: whatever agents.registry lists (cheap to
+    import: no numpy, no numba)."""
+    from ..agents.registry import AGENTS
+
+    return list(AGENTS)
 
 agent_choice = click.option(
     "--agent", "agent_name", default="mcts", show_default=True, type=click.Choice(ENGINE_AGENTS),
@@ -140,7 +147,7 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
 
 
 @click.command("agent")
-@click.argument("name", type=click.Choice(BASELINES))
+@click.argument("name", type=click.Choice(baseline_names()))
 @click.option("--playouts", default=None, type=click.IntRange(min=1),
               help="rollout: playouts per move (default 10000).")
 @click.option("--seconds", default=None, type=click.FloatRange(min=0, min_open=True),

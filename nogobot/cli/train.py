@@ -212,7 +212,7 @@ def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
     try:
         from ..train import require_torch
 
-        require_torch()  # the game writer needs it (via train.data)
+        require_torch()  # self-play is part of the train extra (GPU self-play runs torch)
         from ..train.config import SelfPlayConfig
         from ..train.loop import Progress
         from ..train.selfplay import generate_games

@@ -28,8 +28,9 @@ import numpy as np
 import torch
 from numba import njit
 
-from ..board import BLACK, LAST, LAST2, META_LEN, NLEGAL_B, TO_MOVE, WHITE, _play, geometry
-from ..features import NUM_PLANES, fill_planes, transform_planes, transform_policy
+from ..board import BLACK, LAST, LAST2, META_LEN, NLEGAL_B, TO_MOVE, WHITE, play_stone, geometry
+from ..features import NUM_PLANES, fill_planes
+from .data import game_targets, training_batch
 from .export import export_net
 from .model import NetConfig, build_model, multitask_loss, save_checkpoint
 
@@ -70,7 +71,7 @@ def greedy_scores(stones, root, nxt, libs, legal, meta, nbr, zob):
         l2[:] = libs
         g2[:] = legal
         m2[:] = meta
-        _play(s2, r2, n2, l2, g2, m2, nbr, zob, p, c)
+        play_stone(s2, r2, n2, l2, g2, m2, nbr, zob, p, c)
         mine = m2[NLEGAL_B + c - 1]
         theirs = m2[NLEGAL_B + 2 - c]
         if theirs == 0:
@@ -127,7 +128,7 @@ def play_game(size, nbr, zob, words, n_random, temp, planes, policy, moves):
             p = _sample(uni)
         else:
             p = _sample(target if temp == 1.0 else _softmax(scores, temp))
-        _play(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
+        play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c)
         moves[ply] = p
         ply += 1
     loser = meta[TO_MOVE]
@@ -172,67 +173,6 @@ def generate(size: int, games: int, seed: int, n_random: int = 4) -> dict:
     return {k: np.concatenate(v) for k, v in cols.items()}
 
 
-def game_targets(to_move: np.ndarray, moves: np.ndarray, winner: int, margin: int,
-                 own: np.ndarray, size: int, aux_moves: int = 2) -> dict:
-    """Per-position targets of one finished game, each from the view of the side to move then.
-
-    ``to_move`` [n] colour to move at each recorded position, ``moves`` [n] the move played
-    there, ``winner`` the winning colour, ``margin`` the winner's legal-move count at the end,
-    ``own`` [P] final ownership (+1 black, -1 white, 0 neither; DESIGN.md "Definitions for the
-    extra heads"). Returns ``aux`` int16 [n, aux_moves] (the next moves, -1 past the end),
-    ``value`` float32 [n] (1 = won), ``score`` float32 [n] (±min(margin, 5)/5) and
-    ``dominion`` int8 [n, N, N]."""
-    to_move = np.asarray(to_move)
-    moves = np.asarray(moves)
-    n = len(to_move)
-    sign = np.where(to_move == BLACK, 1, -1)
-    won = to_move == winner
-    aux = np.full((n, aux_moves), -1, np.int16)
-    for j in range(1, aux_moves + 1):
-        aux[: max(n - j, 0), j - 1] = moves[j:n]
-    return {
-        "aux": aux,
-        "value": won.astype(np.float32),
-        "score": (np.where(won, 1.0, -1.0) * min(int(margin), 5) / 5.0).astype(np.float32),
-        "dominion": (sign[:, None] * np.asarray(own)[None, :]).reshape(n, size, size)
-        .astype(np.int8),
-    }
-
-
-def final_outcome(board) -> tuple[int, int, np.ndarray]:
-    """(winner, margin, ownership[P]) of a finished ``Board``, as ``play_game`` computes them.
-
-    Also usable on an unfinished record (e.g. a game lost on time): the winner is then the
-    caller's business; margin and ownership are read from the position as it stands."""
-    winner = 3 - board.to_move
-    margin = board.num_legal(winner)
-    lb, lw = board.legal[BLACK], board.legal[WHITE]
-    own = np.where(board.stones == BLACK, 1, np.where(board.stones == WHITE, -1, 0))
-    own = np.where((board.stones == 0) & lb & ~lw, 1, own)
-    own = np.where((board.stones == 0) & lw & ~lb, -1, own)
-    return winner, int(margin), own.astype(np.int8)
-
-
-def _batch(data: dict, idx: np.ndarray, k: int, size: int) -> dict:
-    """Torch tensors for positions ``idx`` under symmetry ``k``."""
-    area = size * size
-    pol = transform_policy(data["policy"][idx].astype(np.float32), k)
-    aux_idx = data["aux"][idx].astype(np.int64)
-    aux = np.zeros((len(idx), 2, area), np.float32)
-    mask = aux_idx >= 0
-    b, j = np.nonzero(mask)
-    aux[b, j, aux_idx[b, j]] = 1.0
-    return {
-        "planes": torch.from_numpy(transform_planes(data["planes"][idx].astype(np.float32), k)),
-        "policy": torch.from_numpy(pol),
-        "aux_policy": torch.from_numpy(transform_policy(aux, k)),
-        "aux_mask": torch.from_numpy(mask.astype(np.float32)),
-        "value": torch.from_numpy(data["value"][idx]),
-        "score": torch.from_numpy(data["score"][idx].astype(np.float32)),
-        "dominion": torch.from_numpy(transform_planes(data["dominion"][idx].astype(np.float32), k)),
-    }
-
-
 def evaluate_losses(model, data: dict, size: int, batch: int = 256) -> dict:
     """Held-out losses plus policy top-1 agreement with the greedy target and value accuracy."""
     model.eval()
@@ -242,7 +182,7 @@ def evaluate_losses(model, data: dict, size: int, batch: int = 256) -> dict:
     with torch.no_grad():
         for i in range(0, n, batch):
             idx = np.arange(i, min(i + batch, n))
-            t = _batch(data, idx, 0, size)
+            t = training_batch(data, idx, 0, size)
             out = model(t["planes"])
             _, terms = multitask_loss(out, t)
             for key, v in terms.items():
@@ -358,7 +298,7 @@ def run(settings: BootstrapSettings) -> None:
             grp["lr"] = settings.lr * (0.02 + 0.98 * 0.5 * (1 + np.cos(np.pi * frac)))
         size = sizes[rng.choice(len(sizes), p=counts / counts.sum())]
         idx = rng.integers(0, len(train[size]["value"]), settings.batch)
-        t = _batch(train[size], idx, int(rng.integers(8)), size)
+        t = training_batch(train[size], idx, int(rng.integers(8)), size)
         loss, terms = multitask_loss(model(t["planes"]), t)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -401,7 +341,8 @@ def run(settings: BootstrapSettings) -> None:
     strength = {"note": "raw policy argmax (no search), 9x9, colours alternate; greedy = the "
                         "one-ply mobility player of bootstrap.py (argmax, random ties)"}
     for opp in ("random", "greedy"):
-        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, settings.eval_games, settings.seed + 7)
+        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, settings.eval_games,
+                                                     settings.seed + 7)
         strength[f"games_vs_{opp}"] = settings.eval_games
     print("strength:", strength, flush=True)
     meta = export_net(model, settings.out, training=training, strength=strength)

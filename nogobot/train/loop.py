@@ -244,7 +244,8 @@ class TrainingRun:
 
     def supervised(self, path, steps: int) -> dict:
         """Train the stage-0 net on existing game records (SGF or .npz shards)."""
-        from .replay import concat, load_games, positions
+        from .data import concat, positions
+        from .replay import load_games
 
         games, counts = load_games(path)
         data = concat(games)
@@ -306,7 +307,7 @@ class TrainingRun:
             if checkpoint_generation(self.ckpt(s)) >= g:
                 continue  # trained for this generation before a kill
             if data is None:
-                from .replay import positions
+                from .data import positions
 
                 data = self.replay.load()
                 n = positions(data)
@@ -451,7 +452,7 @@ def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
     shifts both members of a pair alike, cancels."""
     import statistics
 
-    from ..benchmarks import _bench_positions
+    from ..benchmarks import bench_positions
     from ..inference import OnnxEvaluator
     from ..player import SearchLimits, Searcher
     from .match import match_search_config
@@ -459,7 +460,7 @@ def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
     cfg = match_search_config(use_solver=False)  # the solver would time proofs, not the nets
     evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
            OnnxEvaluator(str(candidate), device="cpu", threads=1)]
-    positions = _bench_positions(size)
+    positions = bench_positions(size)
 
     def rate(ev, board, seed: int, limits: SearchLimits) -> float:
         r = Searcher(ev, size, cfg, seed=seed).search(board, limits)

@@ -2,9 +2,9 @@
 
 ``ReplayBuffer`` keeps the most recent ``window_games`` shards (ordered by generation, then game
 index, as their file names sort), loads each file once and concatenates per board size.
-``records_to_arrays`` turns existing game records (SGF files) into the same arrays (one-hot
-policy targets on the moves played), so ``--from-games`` accepts SGF and our .npz shards alike.
-Batches reuse ``bootstrap._batch`` (planes, targets and auxiliary moves under one symmetry).
+``load_games`` reads existing game records for ``--from-games``: SGF files (through
+``data.record_arrays``: one-hot policy targets on the moves played) and our .npz shards alike.
+Targets, shards and batches themselves are defined in ``data.py``.
 """
 
 from __future__ import annotations
@@ -13,39 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-KEYS = ("planes", "policy", "policy_weight", "aux", "value", "score", "dominion", "root_value")
-OPTIONAL = ("policy_weight", "root_value")  # older shards lack them: filled in by load_shard
-
-
-def load_shard(path) -> dict:
-    """Arrays of one .npz shard (only the training keys), validated for shape agreement."""
-    with np.load(path) as z:
-        d = {k: z[k] for k in KEYS if k in z.files}
-    missing = [k for k in KEYS if k not in d and k not in OPTIONAL]
-    if missing:
-        raise ValueError(f"{path}: not a nogobot game shard (missing {missing})")
-    n = len(d["value"])
-    if "policy_weight" not in d:
-        d["policy_weight"] = np.ones(n, np.float32)
-    if "root_value" not in d:  # no search value recorded: the game result stands in
-        d["root_value"] = d["value"].astype(np.float32)
-    if any(len(v) != n for v in d.values()):
-        raise ValueError(f"{path}: arrays of different lengths")
-    return d
-
-
-def shard_size(d: dict) -> int:
-    return int(d["planes"].shape[-1])
-
-
-def concat(parts: list[dict]) -> dict[int, dict]:
-    """Concatenate shards, grouped by board size."""
-    by_size: dict[int, list[dict]] = {}
-    for d in parts:
-        if len(d["value"]):
-            by_size.setdefault(shard_size(d), []).append(d)
-    return {s: {k: np.concatenate([d[k] for d in ds]) for k in KEYS}
-            for s, ds in by_size.items()}
+from .data import concat, load_shard, record_arrays, training_batch
 
 
 class ReplayBuffer:
@@ -84,10 +52,6 @@ class ReplayBuffer:
         return len(self.shard_paths())
 
 
-def positions(data: dict[int, dict]) -> int:
-    return int(sum(len(d["value"]) for d in data.values()))
-
-
 def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
                  symmetries: bool = True, value_mix: float = 0.0) -> dict:
     """A batch of torch tensors from one board size (chosen ∝ positions), under one random
@@ -97,15 +61,13 @@ def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
     the search's value at that position a lower-variance (but biased) estimate of it."""
     import torch
 
-    from .bootstrap import _batch
-
     sizes = sorted(data)
     counts = np.array([len(data[s]["value"]) for s in sizes], np.float64)
     size = sizes[int(rng.choice(len(sizes), p=counts / counts.sum()))]
     d = data[size]
     idx = rng.integers(0, len(d["value"]), batch)
     k = int(rng.integers(8)) if symmetries else 0
-    t = _batch(d, idx, k, size)
+    t = training_batch(d, idx, k, size)
     w = torch.from_numpy(d["policy_weight"][idx].astype(np.float32))
     scale = w * (len(idx) / max(float(w.sum()), 1.0))
     t["policy"] = t["policy"] * scale[:, None]
@@ -119,44 +81,6 @@ def sample_batch(data: dict[int, dict], batch: int, rng: np.random.Generator,
 # --------------------------------------------------------------------------------------------
 # Existing game records (--from-games)
 # --------------------------------------------------------------------------------------------
-
-
-def record_arrays(rec) -> dict | None:
-    """Training arrays of one ``sgf.GameRecord`` (policy = the move played, one-hot).
-
-    The winner is the side left without a legal move when the record ends there, else the
-    record's RE[] (B+.../W+...); a record with neither is skipped (None)."""
-    from ..features import board_planes
-    from .bootstrap import final_outcome, game_targets
-
-    board = rec.board(upto=0)
-    size = rec.size
-    area = size * size
-    planes, policy, moves, to_move = [], [], [], []
-    for colour, p in rec.moves:
-        if board.to_move != colour:
-            board.to_move = colour
-        planes.append(board_planes(board).astype(np.uint8))
-        pol = np.zeros(area, np.float16)
-        pol[p] = 1.0
-        policy.append(pol)
-        moves.append(p)
-        to_move.append(colour)
-        board.play(p, colour)
-    if not moves:
-        return None
-    winner, margin, own = final_outcome(board)
-    if not board.is_terminal():
-        res = (rec.result or "").strip().upper()
-        if not res or res[0] not in "BW":
-            return None
-        winner = 1 if res[0] == "B" else 2
-        margin = board.num_legal(winner)
-    tgt = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
-    n = len(moves)
-    return {"planes": np.stack(planes), "policy": np.stack(policy),
-            "policy_weight": np.ones(n, np.float32), **tgt,
-            "root_value": tgt["value"].astype(np.float32)}
 
 
 def load_games(path) -> tuple[list[dict], dict]:

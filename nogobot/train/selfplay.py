@@ -110,7 +110,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
     """``play_game`` as a generator: yields the planes of each network batch, expects the
     ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
     from ..player import SearchLimits
-    from .bootstrap import final_outcome, game_targets
+    from .data import final_outcome, game_targets
 
     t0 = time.perf_counter()
     board = Board(size)
