@@ -109,9 +109,9 @@ def test_annotated_sgf_opens_and_replays(tmp_path):
     game = sgfmill.Sgf_game.from_bytes(data)
     nodes = game.get_main_sequence()[1:]
     bad = nodes[k]
-    best = sgf._from_flat(coords.from_gtp(rv.moves[k].best, SIZE), SIZE)
+    best = sgf.from_flat(coords.from_gtp(rv.moves[k].best, SIZE), SIZE)
     assert bad.get("TR") == {best} and bad.get("BM") == 2
-    assert bad.get("MA") == {sgf._from_flat(rec.moves[k][1], SIZE)}
+    assert bad.get("MA") == {sgf.from_flat(rec.moves[k][1], SIZE)}
     assert "blunder" in bad.get("C") and "Preferred:" in bad.get("C")
     assert "turned at move" in game.get_root().get("C")
     assert all(n.get("C").startswith("nogobot review") for n in nodes)
