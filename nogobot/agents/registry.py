@@ -9,6 +9,10 @@ rollout     UCT, uniformly random playouts (numba)                 playouts (100
                                                                    (none), seed
 alphabeta   iterative deepening, TT, mobility evaluation (numba)   seconds (1.0), depth
                                                                    (none), seed
+rave        MCTS + RAVE, NoGo rollout policy, solver, tree reuse   playouts (none), seconds
+            (numba; the classical champion-class yardstick)        (none: the GTP clock, else
+                                                                   5 s a move), threads (1),
+                                                                   seed
 ==========  =====================================================  ==========================
 
 ``seconds`` is the agent's own per-move limit; a time budget from the GTP clock (time_settings /
@@ -61,6 +65,15 @@ def _alphabeta(seconds=None, depth=None, seed=None):
     return AlphaBetaAgent(seconds=seconds, max_depth=depth, seed=seed)
 
 
+def _rave(playouts=None, seconds=None, threads=None, seed=None):
+    import sys
+
+    from .rave import RaveAgent
+
+    return RaveAgent(playouts=playouts, seconds=seconds, threads=threads or 1, seed=seed,
+                     log=sys.stderr)
+
+
 AGENTS: dict[str, AgentInfo] = {
     a.name: a
     for a in (
@@ -71,6 +84,8 @@ AGENTS: dict[str, AgentInfo] = {
                   ("playouts", "seconds", "seed"), _rollout),
         AgentInfo("alphabeta", "iterative-deepening alpha-beta, mobility evaluation",
                   ("seconds", "depth", "seed"), _alphabeta),
+        AgentInfo("rave", "MCTS with RAVE and a NoGo rollout policy (classical champion class)",
+                  ("playouts", "seconds", "threads", "seed"), _rave),
     )
 }
 

@@ -149,25 +149,40 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
 @click.command("agent")
 @click.argument("name", type=click.Choice(baseline_names()))
 @click.option("--playouts", default=None, type=click.IntRange(min=1),
-              help="rollout: playouts per move (default 10000).")
+              help="rollout: playouts per move (default 10000); rave: simulations per move "
+                   "(all threads), the clock still caps them.")
 @click.option("--seconds", default=None, type=click.FloatRange(min=0, min_open=True),
-              help="rollout/alphabeta: time limit per move (alphabeta default 1.0).")
+              help="rollout/alphabeta/rave: time limit per move (alphabeta default 1.0); a "
+                   "clock's budget can only shorten it.")
+@click.option("--time", "game_seconds", default=None, type=click.FloatRange(min=0),
+              help="Sudden-death seconds per game on the engine's own clock (time_settings, "
+                   "kgs-time_settings and time_left override), spent by the time manager.")
+@click.option("--threads", default=None, type=click.IntRange(min=1),
+              help="rave: independent searches at once (root parallelism; default 1).")
 @click.option("--depth", default=None, type=click.IntRange(min=1),
               help="alphabeta: maximum search depth.")
 @seed_option(help="Random seed.")
 @quiet_option()
-def agent_cmd(name: str, playouts: int | None, seconds: float | None, depth: int | None,
+def agent_cmd(name: str, playouts: int | None, seconds: float | None,
+              game_seconds: float | None, threads: int | None, depth: int | None,
               seed: int | None, quiet: bool) -> None:
-    """Run a baseline agent as a GTP engine (random, greedy, rollout, alphabeta)."""
+    """Run a baseline agent as a GTP engine (random, greedy, rollout, alphabeta, rave)."""
+    if threads is not None and name != "rave":
+        raise click.UsageError(f"agent {name!r} does not take --threads (only rave does)")
     try:
         # Built (and its numba kernels loaded) before the first command, not in a timed genmove.
         agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
                               seed=seed)()
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+    if threads is not None:
+        agent.threads = threads  # its trees are made at the first search
+    if quiet and hasattr(agent, "log"):
+        agent.log = None  # rave logs one line a move on stderr
     from ..gtp import serve
 
-    raise SystemExit(serve(lambda: agent, name=f"nogobot-{name}", quiet=quiet, network=False))
+    raise SystemExit(serve(lambda: agent, name=f"nogobot-{name}", quiet=quiet, network=False,
+                           time_control=time_control(game_seconds, None, None)))
 
 
 @click.command("warmup")

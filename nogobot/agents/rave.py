@@ -1,0 +1,574 @@
+"""MCTS with RAVE and the NoGo rollout policy: the classical champion-class agent ``rave``.
+
+The yardstick the network engine is judged against (issue 19): the design of the classical NoGo
+programs that won the Olympiad and TAAI events, with no network.
+
+Search. Each simulation copies the root position, descends the tree, expands a leaf once it has
+been visited ``EXPAND_VISITS`` times (all legal moves, with priors), steps into one child and
+finishes the game with ``playout.policy_rollout``. The result is backed up twice: as ordinary
+Monte-Carlo values (``N``/``W`` of each node on the path) and as AMAF values (``AN``/``AW``): a
+child of a node on the path counts the simulation when its move was later played by the same
+colour. In NoGo every point is played at most once in a game, so "later played by that colour"
+is just the final position's stone there, which the rollout leaves in its workspace.
+
+Selection (Gelly & Silver 2011, the hand-selected schedule michi uses): a child's value is
+``(1 - β)·W/N + β·AW/AN`` with ``β = AN / (AN + N + N·AN/RAVE_EQUIV)``, plus a small UCB term.
+AMAF values start from priors (``PRIOR_VISITS`` pseudo-visits): a point only the mover can play
+(a safe point, better kept for later) starts low, a point the rollout policy's local score likes
+starts high, so the first simulations already go where the policy would.
+
+MCTS-solver: a node whose side to move has no legal move is a proven win for the colour that
+moved into it; a node with a winning child is a proven loss for its mover, and one whose
+children are all proven losses a proven win. Proven losses are never selected, a proven win is
+played, and a proven root stops the search. A move that wins at once is played without search.
+
+Tree. A struct of arrays grown in place by a numba kernel in batches, so Python can watch the
+clock (as in ``rollout.py``). The subtree of the moves played since the last search is kept
+(copied to the front of fresh arrays) and the next search goes on from its statistics.
+
+Time. Through GTP the agent gets the time manager's ``timecontrol.MoveBudget`` (it has a
+``ponder`` method, which is how the GTP layer tells agents that take one): it searches to the
+planned time and, when the most visited move is not also the best valued, on up to the budget's
+maximum. A proven result stops it sooner. ``seconds`` (per move) caps any budget.
+
+Threads: root parallelism. ``threads`` independent trees are searched at once by numba kernels
+that release the GIL; their root visits are summed to choose the move.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .. import coords
+from ..board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone
+from ..playout import local_score, policy_rollout, rollout_scratch
+from .base import SearchAgent
+
+RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same
+C_UCT = 0.05  # exploration term on top of RAVE's own (AMAF spreads information widely)
+EXPAND_VISITS = 2  # a leaf is expanded on its EXPAND_VISITS-th visit (the root at once)
+PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
+PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
+PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
+MAX_NODES = 3_000_000  # tree nodes over all threads (about 28 bytes each)
+DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
+
+P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP = range(6)
+
+
+@njit(cache=True, nogil=True)
+def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, first, nchild,
+            mover, proof, N, W, AN, AW, params):
+    """Give ``node`` (side to move c, at least one legal move) all its legal moves as children,
+    with prior AMAF values; False when the tree is full."""
+    area = w_stones.shape[0]
+    k = 0
+    for p in range(area):
+        if w_legal[c, p]:
+            k += 1
+    f = n_nodes[0]
+    if f + k > move.shape[0]:
+        return False
+    o = 3 - c
+    prior_n = params[P_PRIOR_N]
+    j = f
+    for p in range(area):
+        if not w_legal[c, p]:
+            continue
+        move[j] = p
+        first[j] = -1
+        nchild[j] = -1
+        mover[j] = c
+        proof[j] = 0
+        N[j] = 0
+        W[j] = 0.0
+        if not w_legal[o, p]:
+            value = params[P_PRIOR_SAFE]
+        else:
+            value = 0.5 + params[P_PRIOR_STEP] * local_score(w_stones, w_root, w_libs, nbr, p, c)
+            value = min(max(value, 0.1), 0.9)
+        AN[j] = prior_n
+        AW[j] = prior_n * value
+        j += 1
+    first[node] = f
+    nchild[node] = k
+    n_nodes[0] = f + k
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _select(node, first, nchild, proof, N, W, AN, AW, params):
+    """The child of ``node`` to descend into, or -1 when every child is a proven loss."""
+    f = first[node]
+    k = nchild[node]
+    log_n = math.log(N[node] + 1.0)
+    c_uct = params[P_C_UCT]
+    inv_equiv = params[P_INV_EQUIV]
+    best = -1
+    best_score = -1e30
+    for j in range(f, f + k):
+        pj = proof[j]
+        if pj > 0:
+            return j  # a proven win for the side to move
+        if pj < 0:
+            continue
+        n = N[j]
+        an = AN[j]
+        if n > 0:
+            beta = an / (an + n + n * an * inv_equiv)
+            value = (1.0 - beta) * (W[j] / n) + beta * (AW[j] / an)
+        else:
+            value = AW[j] / an if an > 0 else 0.5
+        score = value + c_uct * math.sqrt(log_n / (n + 1.0))
+        if score > best_score:
+            best_score = score
+            best = j
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
+                nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
+                path):
+    """Run up to ``iterations`` simulations from the root state (left untouched); returns how
+    many ran (fewer once the root is proven)."""
+    np.random.seed(seed)
+    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
+    expand_after = params[P_EXPAND]
+    done = 0
+    while done < iterations and proof[root_node] == 0:
+        done += 1
+        w_stones[:] = stones
+        w_root[:] = root
+        w_nxt[:] = nxt
+        w_libs[:, :] = libs
+        w_legal[:, :] = legal
+        w_meta[:] = meta
+        node = root_node
+        depth = 0
+        path[0] = node
+        # Selection.
+        while proof[node] == 0 and nchild[node] > 0:
+            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
+            if j < 0:
+                proof[node] = 1  # every move loses for the side to move: node's mover won
+                break
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j],
+                  w_meta[TO_MOVE])
+            node = j
+            depth += 1
+            path[depth] = node
+        # Evaluation: a known result, or expansion and a rollout.
+        winner = 0
+        use_work = True
+        for _ in range(2):  # at most: the leaf, then the child stepped into after expanding
+            if proof[node] != 0:
+                winner = mover[node] if proof[node] > 0 else 3 - mover[node]
+                break
+            c = w_meta[TO_MOVE]
+            if w_meta[NLEGAL_B + c - 1] == 0:
+                proof[node] = 1
+                winner = 3 - c
+                break
+            if nchild[node] >= 0 or (node != root_node and N[node] + 1 < expand_after):
+                break
+            if not _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move,
+                           first, nchild, mover, proof, N, W, AN, AW, params):
+                break
+            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j], c)
+            node = j
+            depth += 1
+            path[depth] = node
+        if winner == 0:
+            winner = policy_rollout(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob,
+                                    w_meta[LAST], scratch)
+            use_work = False
+        final = w_stones if use_work else scratch[0]
+        # Back-up: Monte-Carlo and AMAF values.
+        for d in range(depth + 1):
+            i = path[d]
+            N[i] += 1
+            if mover[i] == winner:
+                W[i] += 1.0
+            k = nchild[i]
+            if k > 0:
+                f = first[i]
+                for j in range(f, f + k):
+                    m = mover[j]
+                    if final[move[j]] == m:
+                        AN[j] += 1.0
+                        if m == winner:
+                            AW[j] += 1.0
+        # Back-up: proofs.
+        for d in range(depth, 0, -1):
+            i = path[d]
+            par = path[d - 1]
+            if proof[par] != 0:
+                break
+            if proof[i] > 0:
+                proof[par] = -1
+            elif proof[i] < 0:
+                f = first[par]
+                all_lost = True
+                for j in range(f, f + nchild[par]):
+                    if proof[j] >= 0:
+                        all_lost = False
+                        break
+                if not all_lost:
+                    break
+                proof[par] = 1
+            else:
+                break
+    return done
+
+
+@njit(cache=True)
+def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
+    """A move after which the opponent has no legal move, or -1 (``work``: state copies)."""
+    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
+    c = meta[TO_MOVE]
+    for q in range(stones.shape[0]):
+        if legal[c, q]:
+            w_stones[:] = stones
+            w_root[:] = root
+            w_nxt[:] = nxt
+            w_libs[:, :] = libs
+            w_legal[:, :] = legal
+            w_meta[:] = meta
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, q, c)
+            if w_meta[NLEGAL_B + 2 - c] == 0:
+                return q
+    return -1
+
+
+@njit(cache=True)
+def _compact(src_root, move, first, nchild, mover, proof, N, W, AN, AW,
+             d_move, d_first, d_nchild, d_mover, d_proof, d_N, d_W, d_AN, d_AW):
+    """Copy the subtree of ``src_root`` to the front of the destination arrays (breadth
+    first, children kept contiguous); returns its node count."""
+    queue = np.empty(d_move.shape[0], dtype=np.int64)  # source index of each copied node
+    d_move[0], d_mover[0], d_proof[0] = move[src_root], mover[src_root], proof[src_root]
+    d_N[0], d_W[0], d_AN[0], d_AW[0] = N[src_root], W[src_root], AN[src_root], AW[src_root]
+    queue[0] = src_root
+    head = 0
+    tail = 1
+    while head < tail:
+        s = queue[head]
+        k = nchild[s]
+        if k > 0 and tail + k <= d_move.shape[0]:
+            d_first[head] = tail
+            d_nchild[head] = k
+            f = first[s]
+            for j in range(k):
+                t = tail + j
+                o = f + j
+                d_move[t], d_mover[t], d_proof[t] = move[o], mover[o], proof[o]
+                d_N[t], d_W[t], d_AN[t], d_AW[t] = N[o], W[o], AN[o], AW[o]
+                queue[t] = o
+            tail += k
+        else:
+            d_first[head] = -1
+            d_nchild[head] = -1
+        head += 1
+    return tail
+
+
+def _hash_before(board: Board, plies: int) -> int | None:
+    """The hash of ``board`` as it was ``plies`` moves ago (None if its history is shorter)."""
+    b = board.copy()
+    for _ in range(plies):
+        if not b.can_undo():
+            return None
+        b.undo()
+    return b.hash
+
+
+class _Tree:
+    """One search tree (struct of arrays) with its workspaces and the moves that led to it."""
+
+    FIELDS = (("move", np.int16), ("first", np.int32), ("nchild", np.int32),
+              ("mover", np.int8), ("proof", np.int8), ("N", np.int32), ("W", np.float32),
+              ("AN", np.float32), ("AW", np.float32))
+
+    def __init__(self, size: int, cap: int):
+        self.size = size
+        self.cap = cap
+        self.arrays = self._allocate()
+        self.n_nodes = np.zeros(1, dtype=np.int64)
+        self.moves: list[tuple[int, int]] | None = None  # board.moves at the root
+        self.root_hash = 0  # and its position's hash (a set-up position has no moves)
+        self.scratch = rollout_scratch(size)
+        board = Board(size)
+        self.work = tuple(a.copy() for a in board.arrays())
+        self.path = np.zeros(board.geo.area + 2, dtype=np.int64)
+
+    def _allocate(self) -> tuple:
+        return tuple(np.empty(self.cap, dtype=t) for _, t in self.FIELDS)
+
+    def _reset(self, board: Board) -> None:
+        move, first, nchild, mover, proof, N, W, AN, AW = self.arrays
+        move[0], first[0], nchild[0], mover[0], proof[0] = board.last_move, -1, -1, \
+            3 - board.to_move, 0
+        N[0], W[0], AN[0], AW[0] = 0, 0.0, 0.0, 0.0
+        self.n_nodes[0] = 1
+
+    def set_root(self, board: Board) -> int:
+        """Make node 0 the root for ``board``: keep the subtree of the moves played since the
+        last search when there is one, else start afresh. Returns the root's visits."""
+        old, self.moves = self.moves, list(board.moves)
+        old_hash, self.root_hash = self.root_hash, board.hash
+        path = None
+        if old is not None and self.n_nodes[0] > 0 and len(old) <= len(board.moves) \
+                and board.moves[:len(old)] == old:
+            path = board.moves[len(old):]
+            if path and _hash_before(board, len(path)) != old_hash:
+                path = None
+            elif not path and board.hash != old_hash:
+                path = None
+        if path is None:
+            self._reset(board)
+            return 0
+        move, first, nchild, mover = self.arrays[:4]
+        node = 0
+        for colour, p in path:
+            k = int(nchild[node])
+            if k <= 0:
+                node = -1
+                break
+            f = int(first[node])
+            hits = np.flatnonzero((move[f:f + k] == p) & (mover[f:f + k] == colour))
+            if len(hits) == 0:
+                node = -1
+                break
+            node = f + int(hits[0])
+        if node < 0 or mover[node] != 3 - board.to_move:
+            self._reset(board)
+            return 0
+        if node != 0:
+            fresh = self._allocate()
+            self.n_nodes[0] = _compact(node, *self.arrays, *fresh)
+            self.arrays = fresh
+        return int(self.arrays[5][0])
+
+    def run(self, board: Board, iterations: int, params: np.ndarray, seed: int) -> int:
+        geo = board.geo
+        return _rave_batch(*board.arrays(), geo.nbr, geo.zobrist, 0, self.n_nodes,
+                           *self.arrays, iterations, params, seed, self.work, self.scratch,
+                           self.path)
+
+    def root_children(self) -> tuple:
+        """(moves, visits, wins, proofs) of the root's children (empty when unexpanded)."""
+        move, first, nchild, mover, proof, N, W, AN, AW = self.arrays
+        k = int(nchild[0])
+        if k <= 0:
+            e = np.zeros(0)
+            return e.astype(np.int16), e, e, e.astype(np.int8)
+        f = int(first[0])
+        return move[f:f + k], N[f:f + k].astype(np.float64), W[f:f + k].astype(np.float64), \
+            proof[f:f + k]
+
+
+@dataclass
+class RaveResult:
+    """One search, as the GTP layer and the log see it."""
+
+    move: int
+    simulations: int
+    seconds: float
+    winrate: float  # of the move played, for the side to move
+    reason: str  # planned, time, playouts, proven, win-at-once, stop
+    reused: int  # root visits kept from the last search
+    nodes: int
+
+
+class RaveAgent(SearchAgent):
+    """MCTS + RAVE with NoGo rollouts (module docstring). Stops at ``playouts`` simulations (in
+    all threads together), at ``seconds`` per move, or at the GTP clock's budget."""
+
+    name = "rave"
+    WARMUP = {"playouts": 64, "seed": 0}
+
+    def __init__(self, playouts: int | None = None, seconds: float | None = None,
+                 seed: int | None = None, threads: int = 1, log=None, warmup: bool = True,
+                 c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
+                 expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES):
+        if playouts is not None and playouts < 1:
+            raise ValueError("playouts must be at least 1")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.playouts = playouts
+        self.threads = threads
+        self.log = log
+        self.max_nodes = max_nodes
+        self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
+                                PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
+        self._trees: list[_Tree] = []
+        self.last_result: RaveResult | None = None
+        super().__init__(seconds, seed, warmup)
+
+    # -- the GTP contract ---------------------------------------------------------------------
+    def select_move(self, board: Board, seconds=None) -> int:
+        """The move for ``board``; ``seconds`` is a number, a ``timecontrol.MoveBudget`` or
+        None (the agent's own limits)."""
+        t0 = time.perf_counter()
+        legal = board.legal_moves()
+        if len(legal) == 0:
+            return coords.RESIGN
+        geo = board.geo
+        work = tuple(a.copy() for a in board.arrays())
+        win = _winning_move(*board.arrays(), geo.nbr, geo.zobrist, work)
+        if win >= 0:
+            self._finish(board, RaveResult(int(win), 0, time.perf_counter() - t0, 1.0,
+                                           "win-at-once", 0, 0))
+            return int(win)
+        if len(legal) == 1:
+            self._finish(board, RaveResult(int(legal[0]), 0, time.perf_counter() - t0, 0.5,
+                                           "only-move", 0, 0))
+            return int(legal[0])
+        planned, maximum = self._limits(seconds)
+        return self._search(board, planned, maximum, None, t0).move
+
+    def ponder(self, board: Board, stop: threading.Event, max_seconds: float = 600.0) -> None:
+        """Think on the opponent's time (``board``: the opponent to move) until ``stop`` is set;
+        the trees are kept for the next search."""
+        if board.num_legal() == 0:
+            return
+        self._search(board, max_seconds, max_seconds, stop, time.perf_counter(), ponder=True)
+
+    # -- search -------------------------------------------------------------------------------
+    def _limits(self, seconds) -> tuple[float | None, float | None]:
+        """(planned, maximum) seconds for this move; None: no time limit."""
+        planned = maximum = None
+        if seconds is not None and hasattr(seconds, "planned"):
+            planned, maximum = seconds.planned, seconds.maximum
+        elif seconds is not None:
+            planned = maximum = float(seconds)
+        if self.seconds is not None:
+            planned = self.seconds if planned is None else min(planned, self.seconds)
+            maximum = self.seconds if maximum is None else min(maximum, self.seconds)
+        if planned is None and self.playouts is None:
+            planned = maximum = DEFAULT_SECONDS
+        return planned, maximum
+
+    def _trees_for(self, size: int) -> list[_Tree]:
+        if len(self._trees) != self.threads or self._trees[0].size != size:
+            cap = max(self.max_nodes // self.threads, 4 * size * size)
+            self._trees = [_Tree(size, cap) for _ in range(self.threads)]
+        return self._trees
+
+    def _search(self, board: Board, planned: float | None, maximum: float | None,
+                stop: threading.Event | None, t0: float, ponder: bool = False) -> RaveResult:
+        trees = self._trees_for(board.size)
+        reused = sum(t.set_root(board) for t in trees)
+        seeds = [int(s) for s in self._rng.integers(1 << 31, size=len(trees))]
+        target = None if self.playouts is None or ponder else self.playouts
+        per_tree = None if target is None else -(-target // len(trees))
+        deadline = [None if planned is None else t0 + planned]
+        hard = None if maximum is None else t0 + maximum
+        counts = [0] * len(trees)
+        reason = ["playouts" if target is not None else "planned"]
+
+        def work(i: int) -> None:
+            tree, batch, seed = trees[i], 64, seeds[i]
+            while True:
+                n = batch if per_tree is None else min(batch, per_tree - counts[i])
+                if n <= 0:
+                    return
+                tb = time.perf_counter()
+                done = tree.run(board, n, self.params, seed)
+                seed = (seed * 1103515245 + 12345) & 0x7FFFFFFF
+                counts[i] += done
+                now = time.perf_counter()
+                if done < n:
+                    reason[0] = "proven"
+                    return
+                if stop is not None and stop.is_set():
+                    reason[0] = "stop"
+                    return
+                if deadline[0] is not None and now >= deadline[0]:
+                    return
+                # Batches of ~10 ms: the clock is read often, the kernel call costs nothing.
+                rate = done / max(now - tb, 1e-6)
+                batch = int(min(max(rate * 0.01, 16), 1 << 16))
+
+        while True:
+            if len(trees) == 1:
+                work(0)
+            else:
+                pool = [threading.Thread(target=work, args=(i,)) for i in range(len(trees))]
+                for t in pool:
+                    t.start()
+                for t in pool:
+                    t.join()
+            if reason[0] != "planned" or deadline[0] is None:
+                break
+            # At the planned time: go on (up to the hard maximum) while the most visited move
+            # is not the best valued one: the choice is not settled yet.
+            now = time.perf_counter()
+            best, by_value = self._choice(trees)[1:3]
+            if best == by_value or hard is None or now >= hard - 0.01:
+                reason[0] = "planned" if hard is None or now < hard - 0.01 else "time"
+                break
+            deadline[0] = min(hard, now + max(0.1 * (hard - t0), 0.05))
+            reason[0] = "planned"
+        move, best, _, winrate = self._choice(trees)
+        result = RaveResult(move, sum(counts), time.perf_counter() - t0, winrate, reason[0],
+                            reused, int(sum(t.n_nodes[0] for t in trees)))
+        if not ponder:
+            self._finish(board, result)
+        return result
+
+    @staticmethod
+    def _choice(trees: list[_Tree]) -> tuple[int, int, int, float]:
+        """(move, index of the most visited, index of the best valued, win rate of the move):
+        visits summed over the trees; a proven win is played, proven losses only if nothing
+        else is left."""
+        moves, visits, wins, proofs = trees[0].root_children()
+        moves = moves.copy()
+        visits, wins = visits.copy(), wins.copy()
+        proven_win = proofs > 0
+        proven_loss = proofs < 0
+        for t in trees[1:]:
+            m, v, w, p = t.root_children()
+            if len(m) != len(moves):
+                continue
+            visits += v
+            wins += w
+            proven_win |= p > 0
+            proven_loss &= p < 0
+        if len(moves) == 0:
+            raise RuntimeError("rave: the root was never expanded")
+        rate = np.where(visits > 0, wins / np.maximum(visits, 1), 0.0)
+        if proven_win.any():
+            i = int(np.flatnonzero(proven_win)[0])
+            return int(moves[i]), i, i, 1.0
+        score = np.where(proven_loss, -1.0, visits)
+        if proven_loss.all():
+            score = visits
+        best = int(np.argmax(score))
+        valued = np.where((visits >= max(visits[best] / 4, 1)) & ~proven_loss, rate, -1.0)
+        by_value = int(np.argmax(valued))
+        return int(moves[best]), best, by_value, float(rate[best])
+
+    def _finish(self, board: Board, result: RaveResult) -> None:
+        self.last_info = {"playouts": result.simulations, "seconds": result.seconds,
+                          "nodes": result.nodes, "winrate": result.winrate}
+        self.last_result = result
+        if self.log is not None:
+            rate = result.simulations / result.seconds if result.seconds > 0 else 0.0
+            print(f"rave: {coords.to_gtp(result.move, board.size)} winrate "
+                  f"{result.winrate:.3f} sims {result.simulations} ({rate:,.0f}/s) "
+                  f"kept {result.reused} nodes {result.nodes} time {result.seconds:.2f}s "
+                  f"stop: {result.reason}", file=self.log, flush=True)
+
+
+def default_log():
+    return sys.stderr
