@@ -1,0 +1,139 @@
+"""The NoGo rollout policy (playout.py) and the rave agent (agents/rave.py).
+
+Checks: policy rollouts are complete legal games (their moves replayed through Board are legal,
+end with the side to move stuck, and give the winner the rollout returned) and leave the state
+arrays untouched; ``rollout_value`` on positions with a known winner; the agent plays the only
+move that wins at once, avoids the moves that let the opponent win at once, keeps the visits of
+the subtree it reuses, leaves the board untouched and answers ``genmove`` through GTP.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+from numba import njit
+from test_agents_search import AVOID_POSITION, WIN_POSITIONS
+
+from nogobot import coords
+from nogobot.agents.rave import RaveAgent
+from nogobot.board import BLACK, WHITE, Board
+from nogobot.playout import policy_rollout, rollout_scratch, rollout_value
+
+
+@njit(cache=True)
+def _seeded_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch, seed):
+    np.random.seed(seed)
+    return policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch)
+
+
+def _random_position(size: int, seed: int) -> Board:
+    rng = np.random.default_rng(seed)
+    board = Board(size)
+    for _ in range(int(rng.integers(0, size * size // 2))):
+        legal = board.legal_moves()
+        if len(legal) == 0:
+            break
+        board.play(int(rng.choice(legal)))
+    return board
+
+
+@pytest.mark.parametrize("size", [3, 5, 7, 9, 11])
+def test_rollouts_are_legal_complete_games(size):
+    for seed in range(40):
+        board = _random_position(size, seed)
+        before = [a.copy() for a in board.arrays()]
+        scratch = rollout_scratch(size)
+        winner = _seeded_rollout(*board.arrays(), board.geo.nbr, board.geo.zobrist,
+                                 board.last_move, scratch, seed)
+        assert all(np.array_equal(a, b) for a, b in zip(before, board.arrays()))
+        moves = scratch[10][:scratch[7][0]]
+        for p in moves:
+            board.play(int(p))  # raises IllegalMove on an illegal rollout move
+        assert board.is_terminal()
+        assert winner == board.winner()
+        assert np.array_equal(scratch[0], board.stones)  # the final position, for AMAF
+
+
+def test_rollout_value_known_winners():
+    # No point is legal for both. Black's block has three liberties, so it can fill two of them;
+    # white's has two and can fill one. Whoever moves first, white is stuck first.
+    board = Board.from_ascii("""
+        . X O . O
+        X X O O O
+        . X O O O
+        X X O O O
+        . X O O .
+        """, to_move=BLACK)
+    assert not np.any(board.legal[BLACK] & board.legal[WHITE])
+    assert board.num_legal(BLACK) == 3 and board.num_legal(WHITE) == 2
+    assert rollout_value(board, 50, seed=1) == 1.0
+    board.to_move = WHITE
+    assert rollout_value(board, 50, seed=1) == -1.0
+    stuck = Board.from_ascii("""
+        . X O
+        X X O
+        O O .
+        """, to_move=WHITE)
+    assert stuck.num_legal() == 0 and rollout_value(stuck, 5, seed=2) == -1.0
+
+
+@pytest.mark.parametrize("text,to_move,answer", WIN_POSITIONS)
+def test_plays_the_win_at_once(text, to_move, answer):
+    board = Board.from_ascii(text, to_move=to_move)
+    agent = RaveAgent(playouts=200, seed=3, warmup=False)
+    assert coords.to_gtp(agent.select_move(board), board.size) == answer
+    assert agent.last_result.reason == "win-at-once"
+
+
+def test_avoids_the_immediate_loss():
+    text, to_move, answer = AVOID_POSITION
+    board = Board.from_ascii(text, to_move=to_move)
+    before = board.to_ascii()
+    agent = RaveAgent(playouts=2000, seed=5, warmup=False)
+    assert coords.to_gtp(agent.select_move(board), board.size) == answer
+    assert board.to_ascii() == before
+
+
+def test_tree_reuse_keeps_visits():
+    board = Board(7)
+    agent = RaveAgent(playouts=3000, seed=11, warmup=False)
+    move = agent.select_move(board)
+    tree = agent._trees[0]
+    # The opponent's most visited answer to our move, read from the tree.
+    move_, first, nchild, _, _, visits = tree.arrays[:6]
+    f, k = first[0], nchild[0]
+    ours = f + int(np.flatnonzero(move_[f:f + k] == move)[0])
+    f2, k2 = first[ours], nchild[ours]
+    assert k2 > 0
+    reply_node = f2 + int(np.argmax(visits[f2:f2 + k2]))
+    kept = int(visits[reply_node])
+    board.play(move)
+    board.play(int(move_[reply_node]))
+    agent.select_move(board)
+    assert kept > 1 and agent.last_result.reused == kept
+    assert agent.last_result.simulations == 3000
+
+
+def test_two_threads_and_time_limit():
+    board = Board(7)
+    agent = RaveAgent(seconds=0.3, threads=2, seed=1, warmup=False)
+    p = agent.select_move(board)
+    assert board.is_legal(p)
+    assert agent.last_result.simulations > 0 and len(agent._trees) == 2
+
+
+def test_gtp_genmove_through_the_client():
+    from nogobot.tournament.gtp_client import GtpProcess
+
+    gtp = GtpProcess([sys.executable, "-m", "nogobot", "agent", "rave", "--playouts", "200",
+                      "--seed", "1", "--quiet"], name="rave")
+    try:
+        for cmd in ("boardsize 7", "clear_board", "play b D4"):
+            assert gtp.command(cmd, timeout=120) == (True, "", pytest.approx(0, abs=120))
+        ok, answer, _ = gtp.command("genmove w", timeout=120)
+        assert ok
+        board = Board(7)
+        board.play(coords.from_gtp("D4", 7))
+        assert board.is_legal(coords.from_gtp(answer, 7))
+    finally:
+        gtp.close()
