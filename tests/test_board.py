@@ -238,8 +238,10 @@ def play_random_game(size, rng, deep=True, undo_every=7):
     return board
 
 
-@pytest.mark.parametrize("size,games", [(2, 300), (3, 500), (4, 500), (5, 500), (7, 300),
-                                        (9, 600), (13, 20), (19, 6)])
+@pytest.mark.parametrize("size,games", [
+    (2, 300), (3, 500), (4, 500), (5, 500), (7, 300), (13, 20),
+    # The pure-Python oracle is slow on big boards: 15-30 s each on a loaded box.
+    pytest.param(9, 600, marks=pytest.mark.slow), pytest.param(19, 6, marks=pytest.mark.slow)])
 def test_random_games_match_naive_oracle(size, games):
     rng = np.random.default_rng(size * 1000 + games)
     for g in range(games):

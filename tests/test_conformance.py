@@ -93,6 +93,7 @@ def tst(tmp_path, name, text):
     return path
 
 
+@pytest.mark.slow  # every script of the suite through nogobot gtp: about 30 s
 def test_whole_suite_passes_against_nogobot():
     out = io.StringIO()
     status = conformance.main(None, None, out=out)

@@ -15,6 +15,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 N_LINES = 100_000
@@ -152,6 +154,7 @@ def reference(line: bytes) -> tuple[str, str] | None:
     return ident, (tokens[0] if tokens else "")
 
 
+@pytest.mark.slow  # 100,000 lines through one engine: about a minute
 def test_fuzz_one_engine_100k_lines(tmp_path):
     rng = random.Random(SEED)
     (tmp_path / "game.sgf").write_text("(;SZ[3];B[bb];W[ba];B[ab];W[cb];B[aa];W[bc])")
@@ -163,9 +166,9 @@ def test_fuzz_one_engine_100k_lines(tmp_path):
     expected = [r for r in map(reference, lines) if r is not None]
 
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "nogobot", "gtp", "--seed", "1", "--playouts", "8"],
-                          input=b"\n".join(lines) + b"\n", capture_output=True, cwd=tmp_path,
-                          env=env, timeout=240, check=False)
+    proc = subprocess.run([sys.executable, "-m", "nogobot", "gtp", "--seed", "1",
+                           "--playouts", "8"], input=b"\n".join(lines) + b"\n",
+                          capture_output=True, cwd=tmp_path, env=env, timeout=240, check=False)
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == 0, stderr[-2000:]
     assert "Traceback" not in stderr, stderr[stderr.index("Traceback") - 500:][:3000]

@@ -33,6 +33,7 @@ def random_position(size, rng, max_empty_legal):
     return b
 
 
+@pytest.mark.slow  # 1,500 brute-forced positions per size: 20-25 s each on a loaded box
 @pytest.mark.parametrize("size,count,legal_cap", [(4, 1500, 7), (5, 1500, 7)])
 def test_solver_matches_brute_force(size, count, legal_cap):
     rng = np.random.default_rng(size)
