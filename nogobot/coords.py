@@ -14,6 +14,10 @@ Botzone        x, y            handled in botzone.py via (row, col)
 =============  ==============  =========================================================
 
 ``RESIGN`` (-1) is the only non-point move: NoGo has no pass.
+
+The colours are defined here too, once: ``EMPTY, BLACK, WHITE = 0, 1, 2`` (the other colour of
+``c`` is ``3 - c``). ``board.py`` re-exports them, but modules on the GTP start-up path (gtp,
+sgf, botzone, analysis) import them from here, which does not load numba.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # no I, as in every Go program
 MIN_SIZE = 2
 MAX_SIZE = 19
 RESIGN = -1
+EMPTY, BLACK, WHITE = 0, 1, 2  # stone colours, board.stones values
 
 
 def to_flat(row: int, col: int, size: int) -> int:
