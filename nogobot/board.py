@@ -30,8 +30,8 @@ import numpy as np
 from numba import njit
 
 from . import coords
+from .coords import BLACK, EMPTY, WHITE  # defined once, in coords (no numba there)
 
-EMPTY, BLACK, WHITE = 0, 1, 2
 TO_MOVE, HASH, PLY, LAST, LAST2, NLEGAL_B, NLEGAL_W = range(7)
 META_LEN = 8
 COLOUR_NAMES = {BLACK: "black", WHITE: "white"}
