@@ -82,8 +82,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import __version__, coords
+from .coords import BLACK, WHITE
 
-BLACK, WHITE = 1, 2
 DEFAULT_VISITS = 500
 DEFAULT_PV_LEN = 15
 MAX_PV_LEN = 19  # the tree's principal variation is at most 20 moves (views.PV_LENGTH)

@@ -71,6 +71,51 @@ def bench_rules(size: int = 9, seconds: float = 3.0, repeats: int = 5) -> dict:
     return {"playouts_per_s": fast_rate, "naive_playouts_per_s": naive_rate}
 
 
+def bench_rave(size: int = 9, seconds: float = 2.0, repeats: int = 5) -> dict:
+    """Print and return the rave agent's simulations/s from the empty board (fresh tree, one
+    thread), the bare policy rollouts/s, and the rollout agent's uniformly random UCT
+    playouts/s, all measured in this run, one core."""
+    import numba
+
+    from .agents.rave import RaveAgent
+    from .agents.rollout import RolloutAgent
+    from .board import Board
+    from .playout import rollout_scratch, rollout_value
+
+    numba.set_num_threads(1)
+    board = Board(size)
+    scratch = rollout_scratch(size)
+    seed = [0]
+
+    def agent_run(agent):
+        def run(n: int) -> None:
+            agent.playouts = n
+            if hasattr(agent, "forget"):
+                agent.forget()  # a fresh tree: the empty board's search, not a reused one
+            agent.select_move(board)
+        return run
+
+    def rollouts(n: int) -> None:
+        seed[0] += 1
+        rollout_value(board, n, seed[0], scratch=scratch)
+
+    rave = RaveAgent(playouts=1, seed=1)
+    uct = RolloutAgent(playouts=1, seed=1)
+    print(f"nogobot bench rave: simulations/s from the empty {size}x{size} board, one thread, "
+          f"one core ({machine_line()})")
+    rave_rate, rave_all = _rate(agent_run(rave), seconds, repeats)
+    roll_rate, roll_all = _rate(rollouts, seconds / 2, max(3, repeats // 2))
+    uct_rate, uct_all = _rate(agent_run(uct), seconds / 2, max(3, repeats // 2))
+    for label, rate, runs in (("rave: tree + RAVE + policy rollouts", rave_rate, rave_all),
+                              ("policy rollouts alone (playout.py)", roll_rate, roll_all),
+                              ("rollout: UCT, uniformly random", uct_rate, uct_all)):
+        print(f"  {label:38s}{rate:10,.0f} /s   (runs: {', '.join(f'{r:,.0f}' for r in runs)})")
+    print(f"  rave / rollout {rave_rate / uct_rate:.2f}x; target >= 50,000 simulations/s on 9x9: "
+          f"{'met' if rave_rate >= 50000 or size != 9 else 'NOT met'}")
+    return {"rave_per_s": rave_rate, "policy_rollouts_per_s": roll_rate,
+            "rollout_per_s": uct_rate}
+
+
 def bench_positions(size: int, count: int = 4) -> list:
     """Fixed positions: the empty board and a seeded random game after ~1/8, 1/4, 3/8 of the
     board is filled (openings and middle games, where the search spends its time). Public:

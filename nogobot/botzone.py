@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from . import coords
+from .coords import BLACK, WHITE
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
-BLACK, WHITE = 1, 2
 NO_MOVE = (-1, -1)
 
 

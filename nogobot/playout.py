@@ -443,11 +443,13 @@ def _rollouts(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch
     return black
 
 
-def rollout_value(board: Board, n: int, seed: int) -> float:
-    """Mean result of ``n`` policy rollouts for the side to move of ``board``, in [-1, 1]."""
+def rollout_value(board: Board, n: int, seed: int, scratch: tuple | None = None) -> float:
+    """Mean result of ``n`` policy rollouts for the side to move of ``board``, in [-1, 1]
+    (``scratch``: a workspace to reuse, e.g. in a benchmark)."""
     geo = board.geo
-    black = _rollouts(*board.arrays(), geo.nbr, geo.zobrist, board.last_move,
-                      rollout_scratch(board.size), n, seed)
+    if scratch is None:
+        scratch = rollout_scratch(board.size)
+    black = _rollouts(*board.arrays(), geo.nbr, geo.zobrist, board.last_move, scratch, n, seed)
     black_share = black / n
     mine = black_share if board.to_move == BLACK else 1.0 - black_share
     return 2.0 * mine - 1.0

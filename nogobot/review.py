@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Callable
 
 from . import coords, sgf
+from .coords import BLACK, WHITE
 from .atomicio import write_atomic
 
-BLACK, WHITE = 1, 2
 NAME = {BLACK: "Black", WHITE: "White"}
 LETTER = {BLACK: "B", WHITE: "W"}
 LEVELS = ((0.20, "blunder"), (0.10, "mistake"), (0.05, "inaccuracy"))

@@ -21,8 +21,8 @@ from pathlib import Path
 from sgfmill import sgf
 
 from . import __version__, coords
+from .coords import BLACK, WHITE  # not from board.py, which is imported lazily
 
-BLACK, WHITE = 1, 2  # same values as board.BLACK/WHITE (board.py is imported lazily)
 _COLOUR_OF = {"b": BLACK, "w": WHITE}
 _LETTER_OF = {BLACK: "b", WHITE: "w"}
 

@@ -443,6 +443,10 @@ class RaveAgent(SearchAgent):
             return
         self._search(board, max_seconds, max_seconds, stop, time.perf_counter(), ponder=True)
 
+    def forget(self) -> None:
+        """Drop the search trees: the next search starts afresh (benchmarks)."""
+        self._trees = []
+
     # -- search -------------------------------------------------------------------------------
     def _limits(self, seconds) -> tuple[float | None, float | None]:
         """(planned, maximum) seconds for this move; None: no time limit."""

@@ -27,6 +27,18 @@ def bench_rules(size: int, seconds: float, repeats: int) -> None:
     run(size=size, seconds=seconds, repeats=repeats)
 
 
+@bench.command("rave")
+@size_option()
+@click.option("--seconds", default=2.0, show_default=True, help="Time per measurement.")
+@click.option("--repeats", default=5, show_default=True, help="Measurements; the median is shown.")
+def bench_rave_cmd(size: int, seconds: float, repeats: int) -> None:
+    """rave's simulations/s at the empty board (one core) beside rollout's random UCT playouts/s
+    and the bare policy rollouts/s, and the 50,000 target."""
+    from ..benchmarks import bench_rave
+
+    bench_rave(size=size, seconds=seconds, repeats=repeats)
+
+
 @bench.command("search")
 @model_option()
 @device_option()

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import coords
+from ..coords import BLACK, WHITE  # not from board.py: no numba at start-up
 from . import clock as clocks
 from .analyze import AnalyzeCommands
 from .engine import (
@@ -47,7 +48,6 @@ from .engine import (
     vertex,
 )
 
-BLACK, WHITE = 1, 2  # board.BLACK / board.WHITE, without importing board.py at start-up
 _COLOUR = {"b": BLACK, "w": WHITE}
 _NAME = {BLACK: "black", WHITE: "white"}
 MAX_SGF_BYTES = 10 * 2**20

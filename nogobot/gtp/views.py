@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass, field
 
 from .. import coords
+from ..coords import BLACK, WHITE
 from .engine import GtpError, GtpSyntaxError, color, integer, number
 
-BLACK, WHITE = 1, 2
 COLOUR = {"b": BLACK, "w": WHITE}
 NAME = {BLACK: "Black", WHITE: "White"}
 _LETTER = {BLACK: "b", WHITE: "w"}
