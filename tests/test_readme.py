@@ -140,7 +140,7 @@ def test_readme_training_chain_from_scratch(tmp_path):
     block = section("Training")
     lines = [ln.strip().split("  #")[0].strip() for ln in block.splitlines()
              if ln.startswith("    ") and not ln.strip().startswith("#")]
-    boot = next(ln for ln in lines if ln.startswith("python -m nogobot.train.bootstrap"))
+    boot = next(ln for ln in lines if ln.startswith("nogobot train bootstrap"))
     train = next(ln for ln in lines if "nogobot train configs/cpu.yaml" in ln)
     assert lines.index(boot) < lines.index(train), "the bootstrap must come first"
     shutil.copytree(ROOT / "configs", tmp_path / "configs")
