@@ -1,7 +1,7 @@
 """Time manager: a fake-clock simulation over thousands of games, and the budget's rules.
 
 Games are real 9×9 games (random and one-ply greedy players, whose lengths follow the
-self-play distribution of NOGO.md: 70–78 plies), plus short and long outliers: the legal-move
+self-play distribution: 70–78 plies), plus short and long outliers: the legal-move
 counts the model sees come from the real positions. The fake search spends the planned time,
 stops early, or extends up to the maximum, and the harness adds up to one lag buffer of latency.
 """

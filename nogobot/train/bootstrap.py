@@ -7,8 +7,8 @@
    −1000 if we are); it plays from softmax(score / T). The first few moves of each game are
    uniformly random so games differ. Every position records the input planes, the greedy
    softmax (T = 1) as the policy target, the next two moves (auxiliary heads), and, once the game
-   ends, the result (value), the margin (score) and the final ownership (dominion) as defined in
-   DESIGN.md, all from the side to move.
+   ends, the result (value), the margin (score) and the final ownership (dominion) as
+   ``data.final_outcome`` defines them, all from the side to move.
 2. **Training.** AdamW with a cosine schedule on the NoGoZero+ multitask loss, a random board
    symmetry per batch, one board size per batch, until the time budget runs out.
 3. **Export** (parity-checked) with the training summary and a quick strength measurement (the

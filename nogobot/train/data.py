@@ -61,8 +61,8 @@ def game_targets(to_move: np.ndarray, moves: np.ndarray, winner: int, margin: in
 
     ``to_move`` [n] colour to move at each recorded position, ``moves`` [n] the move played
     there, ``winner`` the winning colour, ``margin`` the winner's legal-move count at the end,
-    ``own`` [P] final ownership (+1 black, -1 white, 0 neither; DESIGN.md "Definitions for the
-    extra heads"). Returns ``aux`` int16 [n, aux_moves] (the next moves, -1 past the end),
+    ``own`` [P] final ownership (+1 black, -1 white, 0 neither; as ``final_outcome`` defines
+    it). Returns ``aux`` int16 [n, aux_moves] (the next moves, -1 past the end),
     ``value`` float32 [n] (1 = won), ``score`` float32 [n] (±min(margin, 5)/5) and
     ``dominion`` int8 [n, N, N]."""
     to_move = np.asarray(to_move)
