@@ -298,14 +298,14 @@ class _Tree:
               ("mover", np.int8), ("proof", np.int8), ("N", np.int32), ("W", np.float32),
               ("AN", np.float32), ("AW", np.float32))
 
-    def __init__(self, size: int, cap: int):
+    def __init__(self, size: int, cap: int, policy: dict):
         self.size = size
         self.cap = cap
         self.arrays = self._allocate()
         self.n_nodes = np.zeros(1, dtype=np.int64)
         self.moves: list[tuple[int, int]] | None = None  # board.moves at the root
         self.root_hash = 0  # and its position's hash (a set-up position has no moves)
-        self.scratch = rollout_scratch(size)
+        self.scratch = rollout_scratch(size, **policy)
         board = Board(size)
         self.work = tuple(a.copy() for a in board.arrays())
         self.path = np.zeros(board.geo.area + 2, dtype=np.int64)
@@ -399,7 +399,8 @@ class RaveAgent(SearchAgent):
     def __init__(self, playouts: int | None = None, seconds: float | None = None,
                  seed: int | None = None, threads: int = 1, log=None, warmup: bool = True,
                  c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
-                 expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES):
+                 expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
+                 policy: dict | None = None):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -408,6 +409,7 @@ class RaveAgent(SearchAgent):
         self.threads = threads
         self.log = log
         self.max_nodes = max_nodes
+        self.policy = dict(policy or {})  # rollout_scratch's knobs (default: playout's)
         self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
                                 PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
         self._trees: list[_Tree] = []
@@ -465,7 +467,7 @@ class RaveAgent(SearchAgent):
     def _trees_for(self, size: int) -> list[_Tree]:
         if len(self._trees) != self.threads or self._trees[0].size != size:
             cap = max(self.max_nodes // self.threads, 4 * size * size)
-            self._trees = [_Tree(size, cap) for _ in range(self.threads)]
+            self._trees = [_Tree(size, cap, self.policy) for _ in range(self.threads)]
         return self._trees
 
     def _search(self, board: Board, planned: float | None, maximum: float | None,
