@@ -218,7 +218,7 @@ class BotzoneBot:
             if self.agent is None:
                 self.agent = self.agent_factory()
             p = int(self.agent.select_move(work, seconds))
-            res = getattr(self.agent, "last_result", None)
+            res = self.agent.last_result
             if res is not None:
                 note = f"win {res.winrate:.3f} visits {res.visits}"
         except Exception:  # noqa: BLE001 -- an agent failure must not lose on time
@@ -237,7 +237,7 @@ class BotzoneBot:
 
     def _not_centre(self, legal: list[int], centre: int) -> int:
         """The agent's best other opening: most visited other root move, else random."""
-        res = getattr(self.agent, "last_result", None)
+        res = self.agent.last_result
         others = [c for c in (res.children if res is not None else []) if c.move != centre]
         if others:
             return max(others, key=lambda c: (c.visits, c.prior)).move

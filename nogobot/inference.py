@@ -110,6 +110,9 @@ class Evaluator:
 
     name = "evaluator"
     provider = "none"
+    path: Path | None = None  # the model file, for evaluators that load one
+    threads = 0  # CPU threads of the network's session (0: not a CPU session)
+    on_gpu = False
 
     def evaluate(self, planes: np.ndarray) -> Evaluation:
         raise NotImplementedError

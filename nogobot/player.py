@@ -4,7 +4,11 @@
 buffers, and drives ``mcts.py``'s kernels: select a batch of leaves → one network call →
 expand and back up. It stops on a playout or time limit, on a caller's ``stop`` event (GoGui
 interrupt, analysis), when the ``should_stop`` hook says so (the time manager's hook), or at once
-when the result is proven. ``MCTSAgent`` wraps it in the ``Agent`` protocol for GTP.
+when the result is proven. The network calls are made by ``inference.BatchedSearches``.
+
+``MCTSAgent`` wraps it in the ``Agent`` protocol for GTP and owns the whole search of a move:
+the budget, the time manager's stop hook, the watchers' ``SearchHooks`` (GoGui interrupt, live
+graphics, analysis lines), pondering, and the log line.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import coords, mcts
+from .agents import Agent
 from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
@@ -73,6 +78,17 @@ class SearchResult:
     @property
     def winrate(self) -> float:
         return 0.5 * (self.value + 1.0)
+
+
+@dataclass
+class SearchHooks:
+    """What a watcher gives a search (the GTP layer: GoGui interrupt, live graphics, analysis
+    lines). The callbacks get the result so far and the search's ``SearchLimits``."""
+
+    stop: threading.Event | None = None  # once set, the search ends with what it has
+    on_progress: Callable[[SearchResult, SearchLimits], None] | None = None
+    progress_interval: float = 0.5  # seconds between on_progress calls
+    on_done: Callable[[SearchResult, SearchLimits], None] | None = None  # the final result
 
 
 @dataclass
@@ -366,10 +382,13 @@ class Searcher:
         return self._choose(board, self.children(), temperature)
 
 
-class MCTSAgent:
+class MCTSAgent(Agent):
     """The ``Agent`` the GTP engine uses: search to the time or playout budget, play most visited."""
 
     name = "mcts"
+    can_ponder = True
+    can_analyze = True
+    takes_move_budget = True
 
     def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
                  playouts: int | None = None, seconds: float | None = 1.0,
@@ -400,6 +419,22 @@ class MCTSAgent:
         if self._searcher is not None:
             self._searcher.cfg_f[0] = value  # the kernels read this copy
 
+    def set_threads(self, threads: int) -> bool:
+        """Run the network on ``threads`` CPU threads from now on. onnxruntime fixes the count
+        per session, so a new session of the same net replaces the evaluator; ValueError for a
+        network that has no thread count (GPU, none). False when it already has that many."""
+        ev = self.evaluator
+        if ev.threads == threads:
+            return False
+        if ev.path is None or ev.on_gpu:
+            raise ValueError("only a CPU onnx network has a thread count")
+        from .inference import OnnxEvaluator
+
+        self.evaluator = OnnxEvaluator(ev.path, device="cpu", threads=threads)
+        if self._searcher is not None:
+            self._searcher.evaluator = self.evaluator
+        return True
+
     def plan(self, seconds=None):
         """Search limits and the time manager's stop hook for ``seconds``: a number (a fixed
         time), a ``timecontrol.MoveBudget`` (plan, hard maximum, early stop, extension), or None
@@ -429,12 +464,28 @@ class MCTSAgent:
                   f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
                   f"time {result.seconds:.2f}s stop: {result.reason}", file=self.log, flush=True)
 
-    def select_move(self, board: Board, seconds=None) -> int:
-        """Search and return the move (``seconds`` as in ``plan``)."""
+    def select_move(self, board: Board, seconds=None, hooks: SearchHooks | None = None) -> int:
+        """Search and return the move (``seconds`` as in ``plan``), logged and kept in
+        ``last_result``; ``hooks`` watch the search."""
         limits, stopper = self.plan(seconds)
-        result = self.searcher(board.size).search(board, limits, should_stop=stopper)
+        result = self.search(board, limits, hooks, should_stop=stopper)
         self.report(result, board.size)
         return result.move
+
+    def search(self, board: Board, limits: SearchLimits, hooks: SearchHooks | None = None,
+               should_stop: Callable[[SearchProgress], str | None] | None = None
+               ) -> SearchResult:
+        """One search of ``board`` (its side to move) within ``limits``, reusing the tree,
+        with the watchers' ``hooks``; nothing is logged (analysis views use it directly)."""
+        hooks = hooks or SearchHooks()
+        watch = hooks.on_progress
+        progress = None if watch is None else (lambda result: watch(result, limits))
+        result = self.searcher(board.size).search(board, limits, stop=hooks.stop,
+                                                  should_stop=should_stop, on_progress=progress,
+                                                  progress_interval=hooks.progress_interval)
+        if hooks.on_done is not None:
+            hooks.on_done(result, limits)
+        return result
 
     def ponder(self, board: Board, stop: threading.Event, max_seconds: float = 600.0) -> None:
         """Think on the opponent's time (``board``: the opponent to move) until ``stop`` is set;

@@ -298,15 +298,14 @@ def test_many_turns_of_one_game_with_limited_concurrency():
 
 
 def gtp_engine(evaluator, moves, playouts, size=9):
-    from nogobot.gtp import Engine, NoGoCommands
+    from nogobot.gtp import nogo_engine
     from nogobot.player import MCTSAgent
 
-    handler = NoGoCommands(lambda: MCTSAgent(evaluator, playouts=playouts, seed=1, log=None),
-                           board_size=size)
-    eng = Engine(handler, name="nogobot", version="t")
+    eng = nogo_engine(lambda: MCTSAgent(evaluator, playouts=playouts, seed=1, log=None),
+                      board_size=size)
     for colour, vertex in moves:
         assert eng.handle(f"play {colour} {vertex}").startswith("=")
-    return handler, eng
+    return eng.handlers, eng
 
 
 @pytest.mark.parametrize("seed,plies", [(1, 0), (2, 11), (3, 24), (4, 45)])
@@ -314,11 +313,11 @@ def test_agreement_with_the_gtp_search(seed, plies):
     """A fresh GTP engine's search of a position (GoGui's candidate table, then ``genmove``
     on another fresh engine) at N playouts is the analysis engine's at maxVisits N."""
     moves = random_moves(seed, plies)
-    handler, eng = gtp_engine(ExactEvaluator(), moves, 120)
+    (_, analysis), eng = gtp_engine(ExactEvaluator(), moves, 120)
     assert eng.handle("nogobot-candidates_table").startswith("=")
-    search = handler._last_search
-    handler, eng = gtp_engine(ExactEvaluator(), moves, 120)
-    best = eng.handle(f"reg_genmove {'b' if handler.board.to_move == 1 else 'w'}").strip("= \n")
+    search = analysis._last_search
+    (game, _), eng = gtp_engine(ExactEvaluator(), moves, 120)
+    best = eng.handle(f"reg_genmove {'b' if game.board.to_move == 1 else 'w'}").strip("= \n")
     a = run([q("x", moves=moves, maxVisits=120)], evaluator=ExactEvaluator())[0]
     assert a["rootInfo"]["visits"] == search.visits
     assert abs(a["rootInfo"]["winrate"] - search.winrate) < 1e-6

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ROOT
 from nogobot import coords
-from nogobot.gtp import Engine, NoGoCommands
+from nogobot.gtp import nogo_engine
 from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
 from nogobot.tournament.gtp_client import GtpProcess
@@ -95,10 +95,10 @@ class Session:
         from nogobot.player import MCTSAgent
 
         self.logged: list[str] = []
-        self.handler = NoGoCommands(
+        self.engine = nogo_engine(
             lambda: MCTSAgent(UniformEvaluator(), playouts=32, seed=1, log=None),
             log=self.logged.append, **kw)
-        self.engine = Engine(self.handler, name="nogobot", version="t", log=self.logged.append)
+        self.handler, self.analysis = self.engine.handlers  # the game's and analysis commands
 
     def raw(self, line: str) -> str:
         return self.engine.handle(line)
@@ -196,7 +196,7 @@ def test_param_really_changes_the_settings(gtp):
     gtp.ok("nogobot-param ponder 1")
     assert gtp.handler.ponder
     gtp.ok("nogobot-param live_gfx 0")
-    assert gtp.handler.live_gfx == "off"
+    assert gtp.analysis.live_gfx == "off"
     assert "only a CPU onnx network" in gtp.fails("nogobot-param threads 2")  # uniform net
     for bad in ("playouts -1", "c_puct 0", "seconds nan", "live_gfx_interval 0", "ponder 2"):
         assert gtp.fails(f"nogobot-param {bad}").startswith("invalid value")
@@ -226,7 +226,7 @@ def test_live_gfx_in_process():
 
     err = io.StringIO()
     s = Session(gfx_stream=err)
-    s.handler.live_gfx_interval = 0.0001
+    s.analysis.live_gfx_interval = 0.0001
     s.ok("genmove b")
     assert err.getvalue() == ""  # auto: off until GoGui shows itself
     s.ok("gogui-analyze_commands")

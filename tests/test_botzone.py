@@ -20,6 +20,7 @@ import time
 import pytest
 
 from conftest import ROOT
+from nogobot.agents import Agent
 from nogobot.board import BLACK, WHITE, Board
 from nogobot.botzone import KEEP_RUNNING, BotzoneBot
 
@@ -156,7 +157,7 @@ def test_keep_running_game_against_a_random_judge(mode, me):
 # -- the centre rule -----------------------------------------------------------------------------
 
 
-class CentreLover:
+class CentreLover(Agent):
     """Always wants the centre; as an MCTS agent it also reports its search."""
 
     def __init__(self, with_search: bool):

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from nogobot.gtp import Engine, NoGoCommands
+from nogobot.gtp import Engine, NoGoCommands, nogo_engine
 from nogobot.inference import UniformEvaluator
 from nogobot.mcts import SearchConfig
 from nogobot.modelfile import ModelError, check_model, default_model_path
@@ -255,8 +255,8 @@ def test_baseline_agents_list_only_what_they_answer():
     from nogobot.agents.registry import make_agent
     from nogobot.gtp.analyze import NETWORK_COMMANDS
 
-    engine = Engine(NoGoCommands(lambda: make_agent("greedy", seed=1), network=False),
-                    name="g", version="0")
+    engine = nogo_engine(lambda: make_agent("greedy", seed=1), name="g", version="0",
+                         network=False)
     listed = engine.handle("list_commands")[2:].split("\n")
     assert not set(listed) & set(NETWORK_COMMANDS)
     assert engine.handle("gogui-analyze_commands").strip() == (
@@ -266,7 +266,7 @@ def test_baseline_agents_list_only_what_they_answer():
     for cmd in ("nogobot-param", "genmove b", "gogui-rules_legal_moves", "cputime"):
         assert engine.handle(cmd).startswith("= "), cmd
     # The network player keeps them all.
-    full = Engine(NoGoCommands(lambda: None), name="n", version="0")
+    full = nogo_engine(lambda: None, name="n", version="0")
     assert set(NETWORK_COMMANDS) <= set(full.handle("list_commands")[2:].split("\n"))
 
 

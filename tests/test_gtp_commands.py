@@ -15,8 +15,9 @@ import textwrap
 import pytest
 
 from nogobot import coords
+from nogobot.agents import Agent
 from nogobot.agents.greedy import GreedyAgent
-from nogobot.gtp import Engine, NoGoCommands, serve
+from nogobot.gtp import nogo_engine, serve
 from nogobot.gtp.clock import ClockSettings
 
 RESPONSE = re.compile(r"([=?])(\d*) ?(.*?)\n\n", re.DOTALL)
@@ -40,9 +41,9 @@ class Session:
 
     def __init__(self, factory=None, **kw):
         self.logged: list[str] = []
-        self.handler = NoGoCommands(factory or (lambda: GreedyAgent(seed=1)),
-                                    log=self.logged.append, **kw)
-        self.engine = Engine(self.handler, name="nogobot", version="t", log=self.logged.append)
+        self.engine = nogo_engine(factory or (lambda: GreedyAgent(seed=1)),
+                                  log=self.logged.append, **kw)
+        self.handler = self.engine.handlers[0]  # the game's commands
 
     def __call__(self, line: str) -> tuple[bool, str]:
         out = self.engine.handle(line)
@@ -253,7 +254,7 @@ def test_agent_factory_is_lazy_and_called_once():
     assert any("GreedyAgent" in line for line in gtp.logged)
 
 
-class _BadAgent:
+class _BadAgent(Agent):
     name = "bad"
 
     def __init__(self, answer):

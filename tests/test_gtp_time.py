@@ -5,6 +5,7 @@ import io
 import re
 import time
 
+from nogobot.agents import Agent
 from nogobot.gtp import Engine, NoGoCommands, serve
 from nogobot.inference import UniformEvaluator
 from nogobot.mcts import SearchConfig
@@ -12,10 +13,12 @@ from nogobot.player import MCTSAgent
 from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
 
 
-class RecordingAgent:
+class RecordingAgent(Agent):
     """Plays the first legal move and records the budget it was given."""
 
     name = "recording"
+    can_ponder = True
+    takes_move_budget = True
 
     def __init__(self):
         self.budgets = []
@@ -24,7 +27,7 @@ class RecordingAgent:
         self.budgets.append(seconds)
         return int(board.legal_moves()[0])
 
-    def ponder(self, board, stop, max_seconds=600.0):  # marks it as a budget-aware agent
+    def ponder(self, board, stop, max_seconds=600.0):
         stop.wait(0.01)
 
 
@@ -105,6 +108,6 @@ def test_ponder_stops_at_once_on_input_and_the_tree_is_reused():
     answered = time.monotonic()
     assert out.getvalue().count("=") == 3
     assert answered - src.t_sent < 0.5  # pondering stopped at once on the input line
-    searcher = agent._searcher
+    searcher = agent.searcher(7)  # the 7x7 game's
     # After the ponder the root had the position with white to move; its visits survived.
     assert searcher.tree.N[0] > 0

@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import coords
 from ..board import Board
+from . import Agent
 
 
-class SearchAgent:
+class SearchAgent(Agent):
     """Base of the search baselines. A subclass sets ``WARMUP`` (the constructor arguments of
     a tiny instance whose search loads every kernel it uses) and implements ``search``."""
 

@@ -20,12 +20,13 @@ import random
 
 from .. import coords
 from ..board import Board, opponent
+from . import Agent
 
 # Upper bound on how many of X's legal moves one opponent stone can remove (see module doc).
 _MAX_LOSS_PER_MOVE = 10
 
 
-class GreedyAgent:
+class GreedyAgent(Agent):
     """Win at once if possible, otherwise avoid moves that let the opponent win at once."""
 
     name = "greedy"

@@ -6,9 +6,10 @@ import random
 
 from .. import coords
 from ..board import Board
+from . import Agent
 
 
-class RandomAgent:
+class RandomAgent(Agent):
     """Plays a move drawn uniformly from the legal moves of the side to move."""
 
     name = "random"

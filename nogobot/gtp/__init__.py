@@ -1,7 +1,9 @@
 """GTP front end: ``serve(agent_factory)`` runs a NoGo GTP engine on stdin/stdout.
 
 ``engine.py`` is the protocol (framing, ids, dispatch; no NoGo), ``commands.py`` the NoGo
-commands, ``clock.py`` the time settings. Nothing here imports numba at start-up.
+commands, ``analyze.py`` the analysis commands (a second handler composed beside them:
+``nogo_engine``), ``views.py`` their reply texts, ``clock.py`` the time settings. Nothing here
+imports numba at start-up.
 
 Usage (what ``nogobot gtp`` and ``nogobot agent NAME`` do)::
 
@@ -18,11 +20,25 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
+from .analyze import AnalyzeCommands
 from .clock import ClockSettings
 from .commands import NoGoCommands
 from .engine import Engine, stderr_logger
 
-__all__ = ["ClockSettings", "Engine", "NoGoCommands", "serve"]
+__all__ = ["AnalyzeCommands", "ClockSettings", "Engine", "NoGoCommands", "nogo_engine", "serve"]
+
+
+def nogo_engine(agent_factory: Callable[[], Any], *, name: str = "nogobot",
+                version: str = __version__, log: Callable[[str], None] = lambda msg: None,
+                errors: Callable[[str], None] | None = None, live_gfx: str = "auto",
+                gfx_stream: Any = None, network: bool = True, **game: Any) -> Engine:
+    """The engine of ``serve``: the game's commands (``NoGoCommands(agent_factory, log=log,
+    **game)``, ``engine.handlers[0]``) and the analysis commands composed beside them
+    (``engine.handlers[1]``); ``errors`` gets the internal errors (default ``log``)."""
+    commands = NoGoCommands(agent_factory, log=log, **game)
+    analysis = AnalyzeCommands(commands, live_gfx=live_gfx, gfx_stream=gfx_stream,
+                               network=network)
+    return Engine(commands, analysis, name=name, version=version, log=errors or log)
 
 
 def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
@@ -39,21 +55,22 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     sudden-death clock (stored for the time manager). ``quiet`` silences the info log; internal
     errors are always logged. ``time_control`` (a ``timecontrol.TimeControl``) overrides
     ``seconds``; ``time_policy`` tunes the budget; ``ponder`` thinks on the opponent's time
-    (agents with a ``ponder`` method) until the next input line. ``live_gfx`` (auto, on,
+    (agents that declare ``can_ponder``) until the next input line. ``live_gfx`` (auto, on,
     off): GoGui live graphics on ``errstream`` while searching (auto: once GoGui asked for
     ``gogui-analyze_commands``). ``network=False`` (a baseline agent) leaves out the commands
-    only the network player answers (analysis, GoGui views, interrupt). ``warmup`` (a ``nogobot.warmup`` kind, or True for ``rules``)
-    loads numba's kernels in a background thread while the first commands are answered, and
-    announces a cold cache on the log (see ``nogobot.warmup``)."""
+    only the network player answers (analysis, GoGui views, interrupt). ``warmup`` (a
+    ``nogobot.warmup`` kind, or True for ``rules``) loads numba's kernels in a background
+    thread while the first commands are answered, and announces a cold cache on the log (see
+    ``nogobot.warmup``)."""
     info = stderr_logger(errstream, quiet)
     errors = stderr_logger(errstream)
     clock = time_control
     if clock is None and seconds is not None:
         clock = ClockSettings.sudden_death(seconds)
-    handler = NoGoCommands(agent_factory, board_size=board_size, clock=clock, log=info,
-                           time_policy=time_policy, ponder=ponder, live_gfx=live_gfx,
-                           gfx_stream=errstream, network=network)
-    engine = Engine(handler, name=name, version=version, log=errors)
+    engine = nogo_engine(agent_factory, name=name, version=version, log=info, errors=errors,
+                         live_gfx=live_gfx, gfx_stream=errstream, network=network,
+                         board_size=board_size, clock=clock, time_policy=time_policy,
+                         ponder=ponder)
     if warmup:
         from .. import warmup as kernels  # standard library only until the thread runs
 

@@ -1,5 +1,6 @@
 """Analysis over GTP: GoGui analyze commands, live graphics and interrupt, Sabaki/Lizzie
-analysis streams, and the engine parameters. A mixin of ``NoGoCommands`` (commands.py).
+analysis streams, and the engine parameters. A handler composed beside the game's
+``NoGoCommands`` (commands.py): ``Engine(game, AnalyzeCommands(game))``.
 
 What the user sees is described in the README ("Analysis in GoGui and Sabaki"). In short:
 
@@ -24,10 +25,12 @@ kata: floats with a decimal point). The search-based GoGui views search the curr
 parameter changes.
 
 The reply texts (info lines, gfx, boards, tables) are built by the pure functions of
-views.py. Uses from its host: ``board``, ``size``, ``log``, ``ponder``, ``time_policy``,
-``agent``, ``_get_agent()``, ``_generate(colour, play)``. Imports only the standard library
-at start-up (GoGui's referee copy of the engine must start fast); numpy and the search load on
-first use.
+views.py. The searches are the network player's own (``MCTSAgent.search`` and ``select_move``
+with ``player.SearchHooks``); what an agent can do is what it declares (``can_analyze``). Uses
+of the game handler: ``board``, ``log``, ``ponder``, ``time_policy``, ``agent``,
+``get_agent()``, ``generate(colour, play)``, and its ``watch`` hook, set while a genmove has
+something to show. Imports only the standard library at start-up (GoGui's referee copy of the
+engine must start fast); numpy and the search load on first use.
 """
 
 from __future__ import annotations
@@ -84,31 +87,32 @@ class _Search:
 
 
 class _Every:
-    """Call ``fn(result)`` at most every ``interval`` seconds (several hooks share one search)."""
+    """Call ``fn(result, limits)`` at most every ``interval`` seconds (several watchers share
+    one search)."""
 
-    def __init__(self, fn: Callable[[Any], None], interval: float):
+    def __init__(self, fn: Callable[[Any, Any], None], interval: float):
         self.fn, self.interval = fn, interval
         self.next = time.monotonic() + interval
 
-    def __call__(self, result) -> None:
+    def __call__(self, result, limits) -> None:
         now = time.monotonic()
         if now >= self.next:
             self.next = now + self.interval
-            self.fn(result)
+            self.fn(result, limits)
 
 
 class AnalyzeCommands:
-    """Mixin of NoGoCommands: analysis commands, live graphics, interrupt, parameters."""
+    """GTP handler: analysis commands, live graphics, interrupt, parameters of ``game`` (the
+    ``NoGoCommands`` it is composed with)."""
 
-    # -- set-up -------------------------------------------------------------------------------
-    def _init_analysis(self, live_gfx: str = "auto", gfx_stream: Any = None,
-                       network: bool = True) -> None:
+    def __init__(self, game: Any, *, live_gfx: str = "auto", gfx_stream: Any = None,
+                 network: bool = True):
         if live_gfx not in ("auto", "on", "off"):
             raise ValueError(f"live_gfx must be auto, on or off, not {live_gfx!r}")
+        self.game = game
         # Not offered without the network player (the protocol engine drops them).
         self.hidden_commands = () if network else NETWORK_COMMANDS
         self.channel = Channel()  # replaced by the engine's (attach_channel)
-        self.live_gfx = live_gfx
         self.live_gfx_interval = 0.5
         self.gfx_stream = gfx_stream  # None: sys.stderr at the time of writing
         self._gogui = False  # GoGui asked for its analyze commands: live_gfx auto turns on
@@ -116,15 +120,33 @@ class AnalyzeCommands:
         self._last_search: _Search | None = None
         self._nn: tuple | None = None  # (key, work board, Evaluation row)
         self._analysis: tuple[str, AnalyzeRequest] | None = None  # genmove_analyze in progress
+        self.live_gfx = live_gfx  # sets game.watch
 
     def attach_channel(self, channel: Channel) -> None:
         """Called by the protocol engine: its input events and partial output."""
         self.channel = channel
 
+    @property
+    def live_gfx(self) -> str:
+        """auto, on or off: GoGui graphics on the log stream while genmove searches."""
+        return self._live_gfx
+
+    @live_gfx.setter
+    def live_gfx(self, value: str) -> None:
+        self._live_gfx = value
+        self._update_watch()
+
+    def _update_watch(self) -> None:
+        """Watch the game's genmove searches only while there is something to show, so a
+        plain genmove runs no code of this module."""
+        showing = self._analysis is not None or self._live_gfx_on()
+        self.game.watch = self._genmove_hooks if showing else None
+
     # -- GoGui --------------------------------------------------------------------------------
     @command("gogui-analyze_commands")
     def cmd_gogui_analyze_commands(self) -> str:
         self._gogui = True
+        self._update_watch()
         return "\n".join(c for c in ANALYZE_COMMANDS
                          if c.split("/")[2].split()[0] not in self.hidden_commands)
 
@@ -149,16 +171,16 @@ class AnalyzeCommands:
 
     def _params(self) -> dict[str, tuple[str, str]]:
         """key -> (GoGui type, current value) for the agent in use."""
-        agent = self._get_agent()
+        agent = self.game.get_agent()
         policy = self._policy()
         out: dict[str, tuple[str, str]] = {}
-        if hasattr(agent, "searcher"):
+        if agent.can_analyze:
             out["playouts"] = ("string", str(agent.playouts or 0))
         out["seconds"] = ("string", f"{policy.no_limit_seconds:g}")
-        if hasattr(agent, "searcher"):
+        if agent.can_analyze:
             out["c_puct"] = ("string", f"{agent.config.c_puct:g}")
-            out["threads"] = ("string", str(getattr(agent.evaluator, "threads", 0) or 0))
-        out["ponder"] = ("bool", "1" if self.ponder else "0")
+            out["threads"] = ("string", str(agent.evaluator.threads))
+        out["ponder"] = ("bool", "1" if self.game.ponder else "0")
         out["live_gfx"] = ("bool", "1" if self._live_gfx_on() else "0")
         out["live_gfx_interval"] = ("string", f"{self.live_gfx_interval:g}")
         out["lag_buffer"] = ("string", f"{policy.lag_buffer:g}")
@@ -167,7 +189,7 @@ class AnalyzeCommands:
     def _policy(self):
         from ..timecontrol import TimePolicy
 
-        return self.time_policy or TimePolicy()
+        return self.game.time_policy or TimePolicy()
 
     def _set_param(self, key: str, value: str) -> None:
         try:
@@ -178,7 +200,7 @@ class AnalyzeCommands:
 
     def _apply_param(self, key: str, value: str) -> None:
         if key == "ponder":
-            self.ponder = views.parse_bool(value)
+            self.game.ponder = views.parse_bool(value)
             return
         if key == "live_gfx":
             self.live_gfx = "on" if views.parse_bool(value) else "off"
@@ -189,12 +211,11 @@ class AnalyzeCommands:
         if key in ("seconds", "lag_buffer"):
             v = _positive(value) if key == "seconds" else _non_negative(value)
             name = "no_limit_seconds" if key == "seconds" else "lag_buffer"
-            self.time_policy = dataclasses.replace(self._policy(), **{name: v})
-            if key == "seconds" and hasattr(self.agent, "seconds"):
-                self.agent.seconds = v
+            self.game.time_policy = dataclasses.replace(self._policy(), **{name: v})
+            if key == "seconds" and self.game.agent is not None:
+                self.game.agent.seconds = v
             return
-        agent = self._get_agent()
-        searcher = getattr(agent, "_searcher", None)  # MCTSAgent keeps one per board size
+        agent = self.game.get_agent()  # the keys below are listed only when can_analyze
         if key == "playouts":
             agent.playouts = integer(value) or None
         elif key == "c_puct":
@@ -203,73 +224,58 @@ class AnalyzeCommands:
             n = integer(value)
             if n < 1:
                 raise ValueError("at least 1")
-            self._set_threads(agent, searcher, n)
-
-    def _set_threads(self, agent, searcher, n: int) -> None:
-        """onnxruntime fixes its thread count per session: build a new session."""
-        ev = agent.evaluator
-        if getattr(ev, "threads", None) == n:
-            return
-        if getattr(ev, "path", None) is None or getattr(ev, "on_gpu", False):
-            raise ValueError("only a CPU onnx network has a thread count")
-        from ..inference import OnnxEvaluator
-
-        new = OnnxEvaluator(ev.path, device="cpu", threads=n)
-        agent.evaluator = new
-        if searcher is not None:
-            searcher.evaluator = new
-        self.log(f"param: network now uses {n} threads")
+            if agent.set_threads(n):
+                self.game.log(f"param: network now uses {n} threads")
 
     def _live_gfx_on(self) -> bool:
         return self.live_gfx == "on" or (self.live_gfx == "auto" and self._gogui)
 
     # -- searching (genmove, GoGui views, analysis) ---------------------------------------------
-    def _think(self, agent, work, budget) -> int:
-        """The move for ``work`` (its side to move) within ``budget`` (a MoveBudget).
+    def _genmove_hooks(self, agent, work):
+        """``game.watch`` while something is shown: the hooks of a genmove's search (live
+        graphics, ``genmove_analyze`` lines). The game adds the GoGui interrupt."""
+        return self._hooks(agent, work, self._analysis)
 
-        The network player's search runs here rather than in ``MCTSAgent.select_move`` (with
-        the same ``MCTSAgent.plan`` limits and stopper) so that a GoGui interrupt stops it and
-        live graphics and ``genmove_analyze`` lines are written while it runs."""
-        if not hasattr(agent, "searcher"):  # e.g. the greedy agent: quick, nothing to show
-            return agent.select_move(work, budget if hasattr(agent, "ponder") else budget.planned)
-        limits, stopper = agent.plan(budget)
-        result = self._search(agent, work, limits, stopper, analysis=self._analysis)
-        agent.report(result, work.size)
-        return result.move
+    def _hooks(self, agent, work, analysis: tuple[str, AnalyzeRequest] | None = None,
+               stop=None):
+        """``player.SearchHooks`` for a search of ``work``: GoGui graphics (when on), analysis
+        lines (``analysis`` = (flavour, request)), stopped by ``stop``."""
+        from ..player import SearchHooks
 
-    def _search(self, agent, work, limits, should_stop=None,
-                analysis: tuple[str, AnalyzeRequest] | None = None,
-                stop=None):
-        """One search of ``work`` with the live hooks: GoGui graphics (when on), analysis lines
-        (``analysis`` = (flavour, request)), stopped by ``stop`` (default: a GoGui interrupt)."""
         searcher = agent.searcher(work.size)
-        hooks = []
+        watchers = []
         gfx = self._live_gfx_on()
         if gfx:
-            hooks.append(_Every(lambda r: self._gfx_progress(searcher, work, r, limits),
-                                self.live_gfx_interval))
+            watchers.append(_Every(lambda r, limits: self._gfx_progress(searcher, work, r, limits),
+                                   self.live_gfx_interval))
         reporter = None
         if analysis is not None:
             reporter = _Reporter(self, analysis[0], analysis[1], work, searcher)
             if analysis[1].interval > 0:
-                hooks.append(_Every(reporter, analysis[1].interval))
+                watchers.append(_Every(lambda r, limits: reporter(r), analysis[1].interval))
 
-        def progress(result) -> None:
-            for hook in hooks:
-                hook(result)
+        def progress(result, limits) -> None:
+            for watcher in watchers:
+                watcher(result, limits)
+
+        def done(result, limits) -> None:
+            if reporter is not None:
+                reporter(result)  # the final line, always at least one
+            if gfx:
+                self._gfx_write("gogui-gfx: CLEAR\n")  # before the response (GoGui's advice)
 
         interval = min([self.live_gfx_interval if gfx else math.inf]
                        + [analysis[1].interval if analysis and analysis[1].interval > 0
                           else math.inf])
-        result = searcher.search(work, limits, stop=stop or self.channel.interrupted,
-                                 should_stop=should_stop,
-                                 on_progress=progress if hooks else None,
-                                 progress_interval=interval if hooks else 0.5)
-        if reporter is not None:
-            reporter(result)  # the final line, always at least one
-        if gfx:
-            self._gfx_write("gogui-gfx: CLEAR\n")  # before the response (GoGui's advice)
-        return result
+        return SearchHooks(stop=stop, on_progress=progress if watchers else None,
+                           progress_interval=interval if watchers else 0.5, on_done=done)
+
+    def _search(self, agent, work, limits, analysis: tuple[str, AnalyzeRequest] | None = None,
+                stop=None):
+        """One search of ``work`` by the network player with the live hooks, stopped by
+        ``stop`` (default: a GoGui interrupt)."""
+        return agent.search(work, limits, self._hooks(agent, work, analysis,
+                                                      stop or self.channel.interrupted))
 
     def _searched(self, colour: int | None) -> tuple[Any, _Search | None]:
         """The current position (``colour`` to move) and its search, run now unless the last
@@ -290,19 +296,19 @@ class AnalyzeCommands:
         cands = views.tree_candidates(agent.searcher(work.size), result)
         self._last_search = _Search(key, result.visits, result.playouts, result.seconds,
                                     result.winrate, result.reason, cands)
-        self.log(f"analyze: searched {result.visits} visits in {result.seconds:.2f}s "
+        self.game.log(f"analyze: searched {result.visits} visits in {result.seconds:.2f}s "
                  f"({result.reason})")
         return work, self._last_search
 
     def _work(self, colour: int | None):
-        work = self.board.copy()
+        work = self.game.board.copy()
         if colour is not None:
             work.to_move = colour
         return work
 
     def _network_agent(self):
-        agent = self._get_agent()
-        if not hasattr(agent, "searcher"):
+        agent = self.game.get_agent()
+        if not agent.can_analyze:
             raise GtpError("this needs the network player (nogobot gtp --agent mcts)")
         return agent
 
@@ -460,7 +466,7 @@ class AnalyzeCommands:
 
             result = self._search(agent, work, SearchLimits(visits=UNLIMITED_VISITS),
                                   analysis=(flavour, req), stop=channel.input_pending)
-            self.log(f"analyze: {result.visits} visits, {result.playouts} playouts in "
+            self.game.log(f"analyze: {result.visits} visits, {result.playouts} playouts in "
                      f"{result.seconds:.1f}s ({result.reason})")
         channel.input_pending.wait()  # the reply ends when the next command arrives
         return None
@@ -469,15 +475,18 @@ class AnalyzeCommands:
         """genmove that also streams info lines; ends with ``play <move|resign>``. Like KataGo,
         input does not stop it (a GoGui ``# interrupt`` does)."""
         req = parse_analyze_args(args, kata=flavour == "kata")
-        colour = req.colour if req.colour is not None else self.board.to_move
-        if self.board.num_legal(colour) > 0:
-            self._get_agent()  # errors answer '?' before the reply opens
+        game = self.game
+        colour = req.colour if req.colour is not None else game.board.to_move
+        if game.board.num_legal(colour) > 0:
+            game.get_agent()  # errors answer '?' before the reply opens
         self.channel.write_partial("")
         self._analysis = (flavour, req)
+        self._update_watch()
         try:
-            answer = self._generate(colour, play=True)
+            answer = game.generate(colour, play=True)
         finally:
             self._analysis = None
+            self._update_watch()
         return f"play {answer}"
 
 

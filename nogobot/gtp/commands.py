@@ -15,10 +15,12 @@ NoGo choices (see also the README GTP section):
 * ``komi`` is accepted and ignored.
 
 The move generator is an ``Agent`` built by ``agent_factory`` the first time a move is needed
-(the referee copy never builds it). ``move_budget`` is the hook for the time manager. The
-analysis commands (GoGui analyze commands, live graphics and interrupt, Sabaki analysis,
-``nogobot-param``) come from the ``AnalyzeCommands`` mixin in analyze.py, which also runs the
-network player's search for ``genmove`` (``_think``).
+(the referee copy never builds it); what it can do (ponder, analyse, take the time manager's
+budget) is what it declares in the ``Agent`` protocol. ``move_budget`` is the hook for the time
+manager. A GoGui interrupt stops the network player's search (the move found so far is played).
+The analysis commands (GoGui analyze commands, live graphics, Sabaki analysis,
+``nogobot-param``) are another handler composed beside this one (analyze.py); while it has
+something to show during a genmove it sets ``watch``, which returns the search's hooks.
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ from typing import Any
 from .. import coords
 from ..coords import BLACK, WHITE  # not from board.py: no numba at start-up
 from . import clock as clocks
-from .analyze import AnalyzeCommands
 from .engine import (
     CANNOT_LOAD_FILE,
     CANNOT_SCORE,
     CANNOT_UNDO,
     ILLEGAL_MOVE,
     UNACCEPTABLE_SIZE,
+    Channel,
     GtpError,
     GtpSyntaxError,
     color,
@@ -59,14 +61,13 @@ SEARCH_STOPS = ("planned", "unassailable", "time")
 READY_WAIT = 5.0
 
 
-class NoGoCommands(AnalyzeCommands):
-    """GTP handler for one NoGo game at a time (the engine's whole state lives here)."""
+class NoGoCommands:
+    """GTP handler for one NoGo game at a time (the game, the clock and the move generator)."""
 
     def __init__(self, agent_factory: Callable[[], Any], *, board_size: int = 9,
                  clock: clocks.ClockSettings | None = None,
                  log: Callable[[str], None] = lambda msg: None,
-                 time_policy: Any = None, ponder: bool = False, live_gfx: str = "auto",
-                 gfx_stream: Any = None, network: bool = True):
+                 time_policy: Any = None, ponder: bool = False):
         if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
             raise ValueError(f"board size {board_size} outside "
                              f"{coords.MIN_SIZE}..{coords.MAX_SIZE}")
@@ -82,9 +83,16 @@ class NoGoCommands(AnalyzeCommands):
         self._preloading: threading.Thread | None = None
         self._ponder_stop = None
         self._ponder_thread = None
-        self._init_analysis(live_gfx=live_gfx, gfx_stream=gfx_stream, network=network)
+        self.channel = Channel()  # replaced by the engine's (attach_channel)
+        # (agent, board) -> player.SearchHooks for a genmove's search; set by the analysis
+        # handler while it shows something (live graphics, genmove_analyze), else None.
+        self.watch: Callable[[Any, Any], Any] | None = None
         self._new_game()
         self._preload_agent()
+
+    def attach_channel(self, channel: Channel) -> None:
+        """Called by the protocol engine: its input events (a GoGui interrupt stops a search)."""
+        self.channel = channel
 
     # -- state ----------------------------------------------------------------------------
     def _new_game(self) -> None:
@@ -122,7 +130,7 @@ class NoGoCommands(AnalyzeCommands):
         return plan_move(self.clock.settings, state, board.num_legal(colour),
                          board.num_legal(3 - colour), self.time_policy or TimePolicy(),
                          empty_points=empty,
-                         solver_empty=getattr(self.agent, "solver_empty", 0))
+                         solver_empty=0 if self.agent is None else self.agent.solver_empty)
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
@@ -134,19 +142,19 @@ class NoGoCommands(AnalyzeCommands):
 
     def _start_pondering(self, agent) -> None:
         board = self.board
-        if not self.ponder or not hasattr(agent, "ponder") or board.is_terminal():
+        if not self.ponder or not agent.can_ponder or board.is_terminal():
             return
         self._ponder_stop = threading.Event()
         self._ponder_thread = threading.Thread(
             target=agent.ponder, args=(board.copy(), self._ponder_stop), daemon=True)
         self._ponder_thread.start()
 
-    def _get_agent(self):
+    def get_agent(self):
+        """The move generator, built on first use (it may load the network)."""
         with self._agent_lock:  # a background preload may be building it right now
             if self.agent is None:
                 self.agent = self.agent_factory()
-                self.log(f"genmove: using {type(self.agent).__name__} "
-                         f"({getattr(self.agent, 'name', '?')})")
+                self.log(f"genmove: using {type(self.agent).__name__} ({self.agent.name})")
             return self.agent
 
     def _preload_agent(self, wait: float = 0.0) -> None:
@@ -163,7 +171,7 @@ class NoGoCommands(AnalyzeCommands):
 
         def build() -> None:
             try:
-                self._get_agent()
+                self.get_agent()
             except Exception as e:  # noqa: BLE001 -- genmove will report it properly
                 self.log(f"preloading the move generator failed: {e}")
 
@@ -195,12 +203,12 @@ class NoGoCommands(AnalyzeCommands):
         self.board.play(p, _COLOUR[c])
 
     def cmd_genmove(self, c: color) -> str:
-        return self._generate(_COLOUR[c], play=True)
+        return self.generate(_COLOUR[c], play=True)
 
     def cmd_reg_genmove(self, c: color) -> str:
-        return self._generate(_COLOUR[c], play=False)
+        return self.generate(_COLOUR[c], play=False)
 
-    def _generate(self, colour: int, play: bool) -> str:
+    def generate(self, colour: int, play: bool) -> str:
         """The agent's move for ``colour`` (either colour may be asked, as GTP allows); the
         game state changes only by playing that move (``resign`` changes nothing)."""
         start = time.monotonic()  # the clock runs from receipt (the first board may compile)
@@ -210,7 +218,7 @@ class NoGoCommands(AnalyzeCommands):
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
         # The first call may load the network and wait for the search kernels to compile.
-        agent = self._get_agent()
+        agent = self.get_agent()
         budget = self.move_budget(colour)
         waited = time.monotonic() - start
         if self.clock.settings.kind != "none":
@@ -220,7 +228,7 @@ class NoGoCommands(AnalyzeCommands):
             from ..timecontrol import TimePolicy
 
             budget = budget.after(waited, floor=(self.time_policy or TimePolicy()).min_per_move)
-        p = self._think(agent, work, budget)  # analyze.py: interruptible, live graphics
+        p = self._think(agent, work, budget)
         try:
             p = int(p)
         except (TypeError, ValueError):
@@ -237,7 +245,7 @@ class NoGoCommands(AnalyzeCommands):
         c = "b" if colour == BLACK else "w"
         self.clock.charge(c, used)
         st = self.clock.state(c)
-        searched = getattr(getattr(agent, "last_result", None), "reason", "")
+        searched = agent.last_result.reason if agent.last_result is not None else ""
         if searched in SEARCH_STOPS and not budget.emergency:
             st.record_use(used, budget.planned)  # how much of a plan a search really takes
         left = ("no limit" if self.clock.settings.kind in ("none", "per_move")
@@ -250,6 +258,18 @@ class NoGoCommands(AnalyzeCommands):
         if play:
             self._start_pondering(agent)
         return answer
+
+    def _think(self, agent, work, budget) -> int:
+        """The agent's move for ``work`` within ``budget`` (a ``timecontrol.MoveBudget``): the
+        network player searches with the watchers' hooks and stops on a GoGui interrupt; an
+        agent that cannot plan with a budget gets its planned seconds."""
+        if agent.can_analyze:
+            from ..player import SearchHooks
+
+            hooks = self.watch(agent, work) if self.watch is not None else SearchHooks()
+            hooks.stop = hooks.stop or self.channel.interrupted
+            return agent.select_move(work, budget, hooks=hooks)
+        return agent.select_move(work, budget if agent.takes_move_budget else budget.planned)
 
     def cmd_undo(self) -> None:
         if not self.board.can_undo():

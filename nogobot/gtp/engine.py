@@ -1,6 +1,7 @@
 """GTP version 2 protocol layer: line preprocessing, ids, dispatch, framing. Knows nothing of NoGo.
 
-A *handler* object provides the commands: every method named ``cmd_<name>`` is a GTP command
+*Handler* objects provide the commands (an engine composes one or more, as minigo's
+``gtp_engine`` registers handlers): every method named ``cmd_<name>`` is a GTP command
 ``<name>`` (a method can take another wire name with the :func:`command` decorator, for names
 such as ``gogui-rules_board``). Arguments are converted from the parameter annotations:
 
@@ -22,12 +23,14 @@ Framing (GTP spec §3, GNU Go's gtp_main_loop):
   always finds the end of the response.
 
 Long commands (analysis, GoGui interrupt): ``run`` reads input on a reader thread, so a command
-that is still running can see that input arrived. A handler with an ``attach_channel`` method is
-given the engine's :class:`Channel`: ``input_pending`` (an Event, set while any input line or
-EOF waits), ``interrupted`` (set while a raw ``# interrupt`` line, which GoGui sends during a
-long command, waits), and ``write_partial`` to send the first part of a success response at once
-(``=id`` on its own line, then lines; the command's return value ends it, then the blank line).
-Lines are still dispatched strictly one after another.
+that is still running can see that input arrived. Optional handler hooks: ``attach_channel``
+(given the engine's :class:`Channel`), ``on_input`` (called as each input line arrives) and
+``hidden_commands`` (names of its commands it does not offer). The :class:`Channel` has
+``input_pending`` (an Event, set while any input line or EOF waits), ``interrupted`` (set while
+a raw ``# interrupt`` line, which GoGui sends during a long command, waits), and
+``write_partial`` to send the first part of a success response at once (``=id`` on its own
+line, then lines; the command's return value ends it, then the blank line). Lines are still
+dispatched strictly one after another.
 """
 
 from __future__ import annotations
@@ -274,33 +277,52 @@ class _Command:
 
 
 class Engine:
-    """The GTP loop around a handler; also answers the protocol commands itself.
+    """The GTP loop around its handlers; also answers the protocol commands itself.
 
-    Protocol commands: protocol_version, name, version, known_command, list_commands, quit."""
+    Protocol commands: protocol_version, name, version, known_command, list_commands, quit.
+    A command of a later handler replaces an earlier one's of the same name."""
 
-    def __init__(self, handler: Any, *, name: str, version: str,
+    def __init__(self, *handlers: Any, name: str, version: str,
                  log: Callable[[str], None] | None = None):
         self.name = name
         self.version = version
         self.log = log or (lambda msg: None)
         self.done = False
-        self.on_input = getattr(handler, "on_input", None)
         self.channel = Channel()
         self._lock = threading.Lock()
         self._queued = 0  # input lines read but not yet dispatched
         self._interrupts = 0  # of which '# interrupt' lines
         self._eof = False
+        self._input_hooks: list[Callable[[], None]] = []
+        self.handlers = handlers
+        self.commands: dict[str, _Command] = {}
+        self._offer(self)
+        for handler in handlers:
+            self._offer(handler)
+            self._connect(handler)
+
+    def _offer(self, handler: Any) -> None:
+        """Offer ``handler``'s ``cmd_*`` methods as commands."""
+        for attr in dir(type(handler)):
+            if attr.startswith("cmd_"):
+                fn = getattr(handler, attr)
+                self.commands[getattr(fn, "gtp_name", attr[4:])] = _Command(fn)
+
+    def _connect(self, handler: Any) -> None:
+        """Connect ``handler``'s optional hooks (see the module docstring)."""
+        for name in getattr(handler, "hidden_commands", ()):  # listed only if answered
+            self.commands.pop(name, None)
         attach = getattr(handler, "attach_channel", None)
         if attach is not None:
             attach(self.channel)
-        self.commands: dict[str, _Command] = {}
-        for owner in (self, handler):
-            for attr in dir(type(owner)):
-                if attr.startswith("cmd_"):
-                    fn = getattr(owner, attr)
-                    self.commands[getattr(fn, "gtp_name", attr[4:])] = _Command(fn)
-        for name in getattr(handler, "hidden_commands", ()):  # listed only if answered
-            self.commands.pop(name, None)
+        on_input = getattr(handler, "on_input", None)
+        if on_input is not None:
+            self._input_hooks.append(on_input)
+
+    def _input_arrived(self) -> None:
+        """Tell the handlers that an input line arrived (e.g. stop pondering)."""
+        for hook in self._input_hooks:
+            hook()
 
     # -- protocol commands ----------------------------------------------------------------
     def cmd_protocol_version(self) -> str:
@@ -364,8 +386,7 @@ class Engine:
                 raw = self._next_line(lines)
                 if raw is None:
                     break
-                if self.on_input is not None:
-                    self.on_input()  # e.g. stop pondering: any input line ends background work
+                self._input_arrived()  # e.g. stop pondering: any input line ends background work
                 response = self.handle(raw)
                 if response is not None:
                     try:
@@ -375,8 +396,7 @@ class Engine:
                         break
         finally:
             self.channel._write = None
-        if self.on_input is not None:
-            self.on_input()  # end background work before exiting
+        self._input_arrived()  # end background work before exiting
         return 0
 
     # -- input ----------------------------------------------------------------------------
