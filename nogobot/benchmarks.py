@@ -218,12 +218,12 @@ def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2
     from pathlib import Path
 
     from .board import BLACK, WHITE
-    from .tournament.clock import TimeControl as RefereeClock
+    from .tournament.clock import RefereeTimeControl
     from .tournament.referee import EngineConfig, Referee
     from .tournament.spec import resolve_argv
 
-    tc = (RefereeClock.per_move(per_move, tolerance=0.0) if per_move
-          else RefereeClock.sudden_death(main, tolerance=0.0))
+    tc = (RefereeTimeControl.per_move(per_move, tolerance=0.0) if per_move
+          else RefereeTimeControl.sudden_death(main, tolerance=0.0))
     engine = ["nogobot", "gtp", "--threads", str(threads)] + (["--model", model] if model else [])
     ours = EngineConfig("nogobot", resolve_argv(engine))
     theirs = EngineConfig(opponent, resolve_argv(["nogobot", "agent", opponent]))

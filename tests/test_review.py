@@ -136,13 +136,13 @@ def test_annotated_sgf_opens_and_replays(tmp_path):
 
 
 def test_times_from_tournament_comments_and_from_bl_wl(tmp_path):
-    from nogobot.tournament.clock import TimeControl
+    from nogobot.tournament.clock import RefereeTimeControl
     from nogobot.tournament.records import game_sgf
     from nogobot.tournament.referee import GameResult
 
     res = GameResult("a", "b", 5, winner=1, reason="no_legal_move", moves=["C3", "B2", "D4"],
                      times=[1.5, 0.25, 2.0], clock_left=["8.5s", "9.75s", "6.5s"])
-    text = game_sgf(res, event="t", game_id="g", tc=TimeControl.sudden_death(10))
+    text = game_sgf(res, event="t", game_id="g", tc=RefereeTimeControl.sudden_death(10))
     assert review.move_times(text.encode()) == [1.5, 0.25, 2.0]
     plain = b"(;GM[1]FF[4]SZ[5]TM[60];B[cc]BL[58.5];W[bb]WL[50];B[dd]BL[55.25];W[ee])"
     assert review.move_times(plain) == [1.5, 10.0, 3.25, None]
@@ -217,7 +217,7 @@ def test_missing_matplotlib_is_one_line(monkeypatch, tmp_path):
 
 def test_review_command_on_a_tournament_folder(tmp_path):
     """The command end to end on the shipped model: a results folder with two games."""
-    from nogobot.tournament.clock import TimeControl
+    from nogobot.tournament.clock import RefereeTimeControl
     from nogobot.tournament.records import game_sgf
     from nogobot.tournament.referee import GameResult
 
@@ -227,7 +227,7 @@ def test_review_command_on_a_tournament_folder(tmp_path):
         res = GameResult("nogobot", "greedy", 9, winner=1, reason="no_legal_move", moves=moves,
                          times=[0.5] * len(moves), clock_left=["29.5s"] * len(moves))
         (folder / "sgf" / f"00{k + 1}-nogobot-vs-greedy.sgf").write_text(
-            game_sgf(res, event="t", game_id=f"g{k}", tc=TimeControl.sudden_death(30)))
+            game_sgf(res, event="t", game_id=f"g{k}", tc=RefereeTimeControl.sudden_death(30)))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = folder / "review"  # the default for a folder: inside it
     args = ["review", str(folder), "--visits", "16", "--threads", "1"]

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from nogobot import timeplot
-from nogobot.tournament.clock import TimeControl
+from nogobot.tournament.clock import RefereeTimeControl
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import GameResult
 
@@ -27,7 +27,7 @@ def test_parse_log():
 def test_parse_tournament_sgf():
     res = GameResult("a", "b", 5, winner=1, reason="no_legal_move", moves=["C3", "B2", "D4"],
                      times=[1.5, 0.25, 2.0], clock_left=["8.5s", "9.75s", "6.5s"])
-    text = game_sgf(res, event="t", game_id="g", tc=TimeControl.sudden_death(10))
+    text = game_sgf(res, event="t", game_id="g", tc=RefereeTimeControl.sudden_death(10))
     ts = timeplot.parse_sgf(text.encode())
     assert ts.moves["black"] == [1, 3] and ts.used["black"] == [1.5, 2.0]
     assert ts.used["white"] == [0.25]
@@ -58,7 +58,7 @@ def test_aggregate_tournament_folder(tmp_path):
         res = GameResult(black, white, 5, winner=1, reason="no_legal_move",
                          moves=["C3", "B2", "D4"], times=[1.0 + i, 0.5, 2.0],
                          clock_left=["-", "-", "-"])
-        text = game_sgf(res, event="t", game_id=f"g{i}", tc=TimeControl.per_move(5))
+        text = game_sgf(res, event="t", game_id=f"g{i}", tc=RefereeTimeControl.per_move(5))
         (tmp_path / "sgf" / f"g{i}.sgf").write_text(text)
     ts = timeplot.load(tmp_path)
     # engine a: game 0 as black (moves 1.0, 2.0), game 1 as white (0.5)

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from nogobot import sgf
 from nogobot.board import BLACK, WHITE
-from nogobot.tournament.clock import TimeControl
+from nogobot.tournament.clock import RefereeTimeControl
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import EngineConfig, Referee
 
@@ -29,7 +29,7 @@ def engine(mode, after=2, name=None):
 
 
 def referee(black, white, tmp_path, per_move=1.0, command_timeout=5.0):
-    return Referee(black, white, size=5, time=TimeControl.per_move(per_move, tolerance=0.3),
+    return Referee(black, white, size=5, time=RefereeTimeControl.per_move(per_move, tolerance=0.3),
                    startup_timeout=60, command_timeout=command_timeout, log_dir=tmp_path,
                    game_id="g")
 
@@ -72,7 +72,7 @@ def test_normal_game_and_sgf(tmp_path):
     res = referee(engine("good", name="g1"), engine("good", name="g2"), tmp_path).play()
     assert res.reason == "no_legal_move" and res.result.endswith("+R")
     assert len(res.moves) == len(res.times) > 5
-    text = game_sgf(res, event="test", game_id="g", tc=TimeControl.per_move(1.0))
+    text = game_sgf(res, event="test", game_id="g", tc=RefereeTimeControl.per_move(1.0))
     rec = sgf.parse(text)  # a legal NoGo game, replayed by board.py
     assert rec.result == res.result and rec.black == "g1" and len(rec.moves) == len(res.moves)
     board = rec.board()
@@ -83,6 +83,6 @@ def test_normal_game_and_sgf(tmp_path):
 def test_forfeit_sgf_keeps_reason(tmp_path):
     res = referee(engine("good"), engine("illegal", after=3), tmp_path).play()
     assert res.result == "B+Forfeit"
-    text = game_sgf(res, event="test", game_id="g", tc=TimeControl.sudden_death(60))
+    text = game_sgf(res, event="test", game_id="g", tc=RefereeTimeControl.sudden_death(60))
     assert "RE[B+Forfeit]" in text and "illegal move" in text and "TM[60]" in text
     assert len(sgf.parse(text).moves) == len(res.moves) == 5  # the illegal move is not in it

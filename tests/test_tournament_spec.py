@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from nogobot.tournament.clock import SideClock, TimeControl
+from nogobot.tournament.clock import RefereeTimeControl, SideClock
 from nogobot.tournament.spec import SpecError, load_spec
 
 GOOD = """\
@@ -87,18 +87,18 @@ def test_gauntlet_pairings(tmp_path):
 
 
 def test_sudden_death_clock():
-    c = SideClock(TimeControl.sudden_death(10, tolerance=0.5))
+    c = SideClock(RefereeTimeControl.sudden_death(10, tolerance=0.5))
     assert c.limit() == pytest.approx(10.5)
     assert c.time_left_command("b") == "time_left b 10 0"
     assert c.charge(4.2) and c.time_left_command("b") == "time_left b 5 0"
     assert c.charge(6.1)  # 0.3 s over, within the tolerance
     assert c.limit() == pytest.approx(0.5)
     assert not c.charge(0.6)
-    assert TimeControl.sudden_death(900).gtp_time_settings() == "time_settings 900 0 0"
+    assert RefereeTimeControl.sudden_death(900).gtp_time_settings() == "time_settings 900 0 0"
 
 
 def test_byoyomi_and_per_move_clocks():
-    tc = TimeControl("canadian", main=5, period=2, count=2, tolerance=0.1)
+    tc = RefereeTimeControl("canadian", main=5, period=2, count=2, tolerance=0.1)
     c = SideClock(tc)
     assert tc.gtp_time_settings() == "time_settings 5 2 2"
     assert c.limit() == pytest.approx(7.1)
@@ -107,14 +107,14 @@ def test_byoyomi_and_per_move_clocks():
     assert c.charge(0.9)  # block done: the period refills
     assert c.time_left_args() == (2.0, 2)
     assert not c.charge(2.2)
-    pm = SideClock(TimeControl.per_move(0.5, tolerance=0.2))
-    assert TimeControl.per_move(0.5).gtp_time_settings() == "time_settings 0 0.5 1"
+    pm = SideClock(RefereeTimeControl.per_move(0.5, tolerance=0.2))
+    assert RefereeTimeControl.per_move(0.5).gtp_time_settings() == "time_settings 0 0.5 1"
     assert pm.time_left_command("w") == "time_left w 0.5 1"
     for _ in range(5):
         assert pm.charge(0.6)  # each move starts a fresh 0.5 s
     assert not pm.charge(0.75)
-    none = SideClock(TimeControl("none", max_move=3))
-    assert TimeControl("none").gtp_time_settings() == "time_settings 0 1 0"
+    none = SideClock(RefereeTimeControl("none", max_move=3))
+    assert RefereeTimeControl("none").gtp_time_settings() == "time_settings 0 1 0"
     assert none.limit() == 3 and none.charge(100) is False
 
 

@@ -1,7 +1,7 @@
 """The referee's clock: what to tell engines, and when a side has lost on time.
 
 What a time control is, and how a move is charged to it, belongs to ``nogobot.timecontrol`` (the
-engine's time manager): the referee's ``TimeControl`` is that class plus two settings only the
+engine's time manager): ``RefereeTimeControl`` is that class plus two settings only the
 referee uses (``tolerance``, ``max_move``), and each side's clock is a ``timecontrol.ClockState``.
 The harness offers the controls GTP's ``time_settings`` can state (Canadian byo-yomi); a spec
 names them (spec.py) as:
@@ -43,7 +43,7 @@ def _num(x: float) -> str:
 
 
 @dataclass(frozen=True)
-class TimeControl(timecontrol.TimeControl):
+class RefereeTimeControl(timecontrol.TimeControl):
     """``timecontrol.TimeControl`` plus ``tolerance`` (seconds a move may overrun what is left)
     and ``max_move`` (kind none: a move taking longer is a hang)."""
 
@@ -51,11 +51,11 @@ class TimeControl(timecontrol.TimeControl):
     max_move: float = 600.0
 
     @classmethod
-    def per_move(cls, seconds: float, tolerance: float = 0.5) -> "TimeControl":
+    def per_move(cls, seconds: float, tolerance: float = 0.5) -> "RefereeTimeControl":
         return cls("per_move", period=seconds, tolerance=tolerance)
 
     @classmethod
-    def sudden_death(cls, seconds: float, tolerance: float = 0.5) -> "TimeControl":
+    def sudden_death(cls, seconds: float, tolerance: float = 0.5) -> "RefereeTimeControl":
         return cls("absolute", seconds, tolerance=tolerance)
 
     def gtp_time_settings(self) -> str:
@@ -83,7 +83,7 @@ class SideClock:
     """One player's clock during a game: a ``ClockState`` charged by ``timecontrol``'s rules,
     with the referee's tolerance and hang limit on top."""
 
-    def __init__(self, tc: TimeControl):
+    def __init__(self, tc: RefereeTimeControl):
         if tc.kind not in GTP_KINDS:
             raise ValueError(f"the referee cannot run a {tc.kind} clock (it plays "
                              f"{', '.join(GTP_KINDS)})")

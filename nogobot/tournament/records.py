@@ -14,11 +14,11 @@ from sgfmill import sgf as sgfmill
 
 from .. import coords, sgf
 from ..board import BLACK, WHITE
-from .clock import TimeControl
+from .clock import RefereeTimeControl
 from .referee import GameResult
 
 
-def game_sgf(res: GameResult, *, event: str, game_id: str, tc: TimeControl) -> str:
+def game_sgf(res: GameResult, *, event: str, game_id: str, tc: RefereeTimeControl) -> str:
     moves = []
     comments = {}
     for i, (vertex, secs) in enumerate(zip(res.moves, res.times)):

@@ -37,7 +37,7 @@ from typing import Callable
 
 from .. import coords
 from ..board import BLACK, EMPTY, WHITE, Board
-from .clock import SideClock, TimeControl
+from .clock import RefereeTimeControl, SideClock
 from .gtp_client import EngineError, EngineGarbage, EngineTimeout, GtpProcess
 
 SUFFIX = {"no_legal_move": "R", "resign": "R", "time": "Time"}
@@ -111,8 +111,9 @@ def _classify_illegal(board: Board, p: int, colour: int) -> str:
 class Referee:
     """Plays one game. ``on_move(ply, result_so_far)`` is called after every move (progress)."""
 
-    def __init__(self, black: EngineConfig, white: EngineConfig, *, size: int, time: TimeControl,
-                 startup_timeout: float = 120.0, command_timeout: float = 30.0,
+    def __init__(self, black: EngineConfig, white: EngineConfig, *, size: int,
+                 time: RefereeTimeControl, startup_timeout: float = 120.0,
+                 command_timeout: float = 30.0,
                  log_dir: Path | None = None, game_id: str = "game",
                  stop: threading.Event | None = None,
                  on_move: Callable[[GameResult, dict], None] | None = None,

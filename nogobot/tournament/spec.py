@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-from .clock import TimeControl
+from .clock import RefereeTimeControl
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -88,7 +88,7 @@ class TournamentSpec:
     jobs: int = 1
     anchor: str = ""
     anchor_elo: float = 0.0
-    time: TimeControl = field(default_factory=TimeControl)
+    time: RefereeTimeControl = field(default_factory=RefereeTimeControl)
     startup_timeout: float = 120.0
     command_timeout: float = 30.0
 
@@ -263,10 +263,10 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
     )
 
 
-def _time(ck: _Checker, value) -> TimeControl:
+def _time(ck: _Checker, value) -> RefereeTimeControl:
     keys = ("time",)
     if value is None:
-        return TimeControl("none")
+        return RefereeTimeControl("none")
     t = ck.mapping(value, keys, TIME_KEYS)
     kind = ck.string(t, "kind", keys, None, TIME_KINDS)
     if kind is None:
@@ -296,7 +296,7 @@ def _time(ck: _Checker, value) -> TimeControl:
         fields = {"kind": "none",
                   "max_move": float(ck.number(t, "max_move", keys, 600.0, positive=True))}
     try:
-        return TimeControl(tolerance=tol, **fields)
+        return RefereeTimeControl(tolerance=tol, **fields)
     except ValueError as e:  # timecontrol's own checks (e.g. an infinite main time)
         raise ck.error(keys, str(e)) from None
 
