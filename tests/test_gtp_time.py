@@ -111,3 +111,16 @@ def test_ponder_stops_at_once_on_input_and_the_tree_is_reused():
     searcher = agent.searcher(7)  # the 7x7 game's
     # After the ponder the root had the position with white to move; its visits survived.
     assert searcher.tree.N[0] > 0
+
+
+def test_an_agent_gets_the_budget_it_declares_it_takes():
+    """Without ``takes_move_budget`` (the Agent default) an agent gets the planned seconds."""
+
+    class Plain(RecordingAgent):
+        takes_move_budget = False
+        can_ponder = False
+
+    agent = Plain()
+    engine, _, _ = session(agent, clock=TimeControl.sudden_death(60), ponder=True)
+    assert engine.handle("genmove b").startswith("= ")
+    assert isinstance(agent.budgets[0], float) and 0 < agent.budgets[0] < 60
