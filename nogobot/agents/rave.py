@@ -26,9 +26,8 @@ Tree. A struct of arrays grown in place by a numba kernel in batches, so Python 
 clock (as in ``rollout.py``). The subtree of the moves played since the last search is kept
 (copied to the front of fresh arrays) and the next search goes on from its statistics.
 
-Time. Through GTP the agent gets the time manager's ``timecontrol.MoveBudget`` (it has a
-``ponder`` method, which is how the GTP layer tells agents that take one): it searches to the
-planned time and, when the most visited move is not also the best valued, on up to the budget's
+Time. Through GTP the agent gets the time manager's ``timecontrol.MoveBudget`` (it declares
+``takes_move_budget``): it searches to the planned time and, when the most visited move is not also the best valued, on up to the budget's
 maximum. A proven result stops it sooner. ``seconds`` (per move) caps any budget.
 
 Threads: root parallelism. ``threads`` independent trees are searched at once by numba kernels
@@ -395,6 +394,8 @@ class RaveAgent(SearchAgent):
 
     name = "rave"
     WARMUP = {"playouts": 64, "seed": 0}
+    takes_move_budget = True  # plans with the time manager's MoveBudget (plan, maximum)
+    can_ponder = True
 
     def __init__(self, playouts: int | None = None, seconds: float | None = None,
                  seed: int | None = None, threads: int = 1, log=None, warmup: bool = True,
