@@ -18,7 +18,7 @@ from nogobot import coords
 from nogobot.agents import Agent
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.gtp import nogo_engine, serve
-from nogobot.gtp.clock import ClockSettings
+from nogobot.timecontrol import TimeControl
 
 RESPONSE = re.compile(r"([=?])(\d*) ?(.*?)\n\n", re.DOTALL)
 
@@ -512,19 +512,19 @@ def test_setup_stones_survive_printsgf(gtp, tmp_path):
 def test_time_commands_are_parsed_and_stored(gtp):
     clock = gtp.handler.clock
     gtp.ok("time_settings 300 0 0")
-    assert clock.settings == ClockSettings("absolute", 300)
+    assert clock.settings == TimeControl("absolute", 300)
     gtp.ok("time_settings 0 1 0")
-    assert clock.settings == ClockSettings("none")
+    assert clock.settings == TimeControl("none")
     gtp.ok("time_settings 600 30 5")
-    assert clock.settings == ClockSettings("canadian", 600, 30, 5)
+    assert clock.settings == TimeControl("canadian", 600, 30, 5)
     gtp.ok("kgs-time_settings none")
     assert clock.settings.kind == "none"
     gtp.ok("kgs-time_settings absolute 900")
-    assert clock.settings == ClockSettings("absolute", 900)
+    assert clock.settings == TimeControl("absolute", 900)
     gtp.ok("kgs-time_settings byoyomi 300 30 5")
-    assert clock.settings == ClockSettings("byoyomi", 300, 30, 5)
+    assert clock.settings == TimeControl("byoyomi", 300, 30, 5)
     gtp.ok("kgs-time_settings canadian 600 60 25")
-    assert clock.settings == ClockSettings("canadian", 600, 60, 25)
+    assert clock.settings == TimeControl("canadian", 600, 60, 25)
     gtp.ok("time_left b 120 0")
     gtp.ok("time_left white 30.5 5")
     assert clock.left["b"][:2] == (120, 0) and clock.left["w"][:2] == (30.5, 5)
@@ -545,8 +545,8 @@ def test_time_commands_are_parsed_and_stored(gtp):
 
 
 def test_time_option_sets_sudden_death():
-    gtp = Session(clock=ClockSettings.sudden_death(60))
-    assert gtp.handler.clock.settings == ClockSettings("absolute", 60)
+    gtp = Session(clock=TimeControl.sudden_death(60))
+    assert gtp.handler.clock.settings == TimeControl("absolute", 60)
     res = run(["genmove b"], seconds=30.0)
     assert res[0][0]
 

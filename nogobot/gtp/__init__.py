@@ -20,12 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
+from ..timecontrol import TimeControl
 from .analyze import AnalyzeCommands
-from .clock import ClockSettings
 from .commands import NoGoCommands
 from .engine import Engine, stderr_logger
 
-__all__ = ["AnalyzeCommands", "ClockSettings", "Engine", "NoGoCommands", "nogo_engine", "serve"]
+__all__ = ["AnalyzeCommands", "Engine", "NoGoCommands", "nogo_engine", "serve"]
 
 
 def nogo_engine(agent_factory: Callable[[], Any], *, name: str = "nogobot",
@@ -66,7 +66,7 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     errors = stderr_logger(errstream)
     clock = time_control
     if clock is None and seconds is not None:
-        clock = ClockSettings.sudden_death(seconds)
+        clock = TimeControl.sudden_death(seconds)
     engine = nogo_engine(agent_factory, name=name, version=version, log=info, errors=errors,
                          live_gfx=live_gfx, gfx_stream=errstream, network=network,
                          board_size=board_size, clock=clock, time_policy=time_policy,

@@ -1,7 +1,7 @@
 """The engine's game clock as GTP sets it (time_settings, kgs-time_settings, time_left, --time).
 
-The time control itself and the budget rules live in ``nogobot.timecontrol`` (``ClockSettings``
-is its ``TimeControl``). This module keeps, per colour, what is left: the engine runs its own
+The time control itself and the budget rules live in ``nogobot.timecontrol`` (``TimeControl``,
+``ClockState``). This module keeps, per colour, what is left: the engine runs its own
 clock from ``clear_board`` (gogui-twogtp sends ``time_settings`` once and never ``time_left``),
 charging each ``genmove`` the time from receiving the command to answering it, and a
 ``time_left`` from the controller overrides that colour's state.
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from ..timecontrol import ClockState, TimeControl
 
-ClockSettings = TimeControl  # the name the GTP layer and its tests use
 KINDS = ("none", "absolute", "byoyomi", "canadian")
 
 

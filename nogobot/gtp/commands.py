@@ -33,6 +33,7 @@ from typing import Any
 
 from .. import coords
 from ..coords import BLACK, WHITE  # not from board.py: no numba at start-up
+from ..timecontrol import TimeControl
 from . import clock as clocks
 from .engine import (
     CANNOT_LOAD_FILE,
@@ -65,7 +66,7 @@ class NoGoCommands:
     """GTP handler for one NoGo game at a time (the game, the clock and the move generator)."""
 
     def __init__(self, agent_factory: Callable[[], Any], *, board_size: int = 9,
-                 clock: clocks.ClockSettings | None = None,
+                 clock: TimeControl | None = None,
                  log: Callable[[str], None] = lambda msg: None,
                  time_policy: Any = None, ponder: bool = False):
         if not coords.MIN_SIZE <= board_size <= coords.MAX_SIZE:
@@ -76,7 +77,7 @@ class NoGoCommands:
         self.log = log
         self.size = board_size
         self.komi = 0.0
-        self.clock = clocks.Clock(clock or clocks.ClockSettings())
+        self.clock = clocks.Clock(clock or TimeControl())
         self.time_policy = time_policy  # timecontrol.TimePolicy; None = its defaults
         self.ponder = ponder
         self._agent_lock = threading.Lock()
@@ -334,7 +335,7 @@ class NoGoCommands:
     # -- time -----------------------------------------------------------------------------
     def cmd_time_settings(self, main: number, byo: number, stones: integer) -> None:
         try:
-            self.clock.settings = clocks.ClockSettings.from_time_settings(main, byo, stones)
+            self.clock.settings = TimeControl.from_time_settings(main, byo, stones)
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
@@ -343,7 +344,7 @@ class NoGoCommands:
     @command("kgs-time_settings")
     def cmd_kgs_time_settings(self, kind: str, *values: number) -> None:
         try:
-            self.clock.settings = clocks.ClockSettings.from_kgs(kind, list(values))
+            self.clock.settings = TimeControl.from_kgs(kind, list(values))
         except ValueError:
             raise GtpSyntaxError() from None
         self.clock.restart()
