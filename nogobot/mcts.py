@@ -37,8 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import HASH, NLEGAL_B, TO_MOVE, play_stone
+from .board import HASH, NLEGAL_B, TO_MOVE, play_stone, random_playout
 from .features import NUM_PLANES, fill_planes
+from .playout import policy_rollout
 
 # Tree field indices in the int64 "info" array: nodes in use, "full" flag, edges in use.
 I_COUNT, I_FULL, I_EDGES = 0, 1, 2
@@ -64,6 +65,12 @@ class SearchConfig:
     top_k: int = 0  # darkforest-style pruning: consider only the k best priors (0 = all)
     selection: int = SELECT_PUCT  # or SELECT_UCB1_TUNED / SELECT_KL_UCB (seed 002 experiments)
     use_solver: bool = True  # exact endgame solver when few empty points remain
+    # Hybrid leaf evaluation (AlphaGo's lambda-mixing): a leaf's value is
+    # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
+    # playouts from the leaf. The network misjudges how many safe points each side keeps late in
+    # the game; playouts count them. 0 turns rollouts off.
+    rollout_weight: float = 0.0
+    rollout_count: int = 1
 
 
 class Tree:
@@ -467,19 +474,45 @@ def _expand(tree, node, legal_row, priors, temp):
 
 
 @njit(cache=True)
+def _leaf_rollouts(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, count, scratch):
+    """Mean result in [-1, 1], for the side to move, of ``count`` policy rollouts
+    (``playout.policy_rollout``) from the given position, which is left untouched."""
+    c = meta[TO_MOVE]
+    total = 0.0
+    for _ in range(count):
+        if policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move,
+                          scratch) == c:
+            total += 1.0
+        else:
+            total -= 1.0
+    return total / count
+
+
+@njit(cache=True)
+def seed_kernels(seed):
+    """Seed numba's generator (the rollouts' randomness) in this thread."""
+    np.random.seed(seed)
+
+
+@njit(cache=True)
 def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
-                 leaves, b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes):
+                 leaves, b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes,
+                 b_rollout, scratch):
     """Select up to len(leaves) leaves needing the network.
 
     Terminal, proven and cached leaves are valued on the spot. Returns (n_pending, n_done):
     the leaves written into ``leaves``/batch buffers/``planes`` for the network, and how many
-    playouts were completed without it. cfg_f = (c_puct, fpu_reduction, vloss, root_temp);
-    cfg_i = (top_k, selection, max_collisions)."""
+    playouts were completed without it. cfg_f = (c_puct, fpu_reduction, vloss, root_temp,
+    rollout_weight); cfg_i = (top_k, selection, max_collisions, rollout_count). With a rollout
+    weight, each leaf's playout result goes into ``b_rollout`` (pending leaves) or straight into
+    the value backed up (cached leaves); ``scratch`` is ``playout.rollout_scratch``'s."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
     stones0, root0, nxt0, libs0, legal0, meta0 = root_state
     c_puct, fpu_red, vloss, root_temp = cfg_f[0], cfg_f[1], cfg_f[2], cfg_f[3]
     top_k, selection, max_coll = cfg_i[0], cfg_i[1], cfg_i[2]
+    lam = cfg_f[4]
+    n_roll = cfg_i[3]
     B = leaves.shape[0]
     n_pending = 0
     n_done = 0
@@ -535,6 +568,10 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
         if slot >= 0:
             v = cval[slot]
             nnv[node] = v
+            if lam > 0.0:
+                z = _leaf_rollouts(b_stones[b], b_root[b], b_nxt[b], b_libs[b], b_legal[b],
+                                   b_meta[b], nbr, zob, move[node], n_roll, scratch)
+                v = (1.0 - lam) * v + lam * z
             temp = root_temp if node == 0 else 1.0
             # If the tree is full the node stays unexpanded (its value still counts); the caller
             # grows the tree or stops, and the cached evaluation expands it later.
@@ -545,6 +582,10 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
         pending[node] = True
         leaves[b] = node
         fill_planes(b_stones[b], b_root[b], b_libs[b], b_legal[b], b_meta[b], size, planes[b])
+        if lam > 0.0:
+            b_rollout[b] = _leaf_rollouts(b_stones[b], b_root[b], b_nxt[b], b_libs[b],
+                                          b_legal[b], b_meta[b], nbr, zob, move[node], n_roll,
+                                          scratch)
         n_pending += 1
     return n_pending, n_done
 
@@ -569,8 +610,12 @@ def _softmax_masked(logits, legal_row, out):
 
 
 @njit(cache=True)
-def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob, root_temp):
-    """Expand the n pending leaves with the network's output, cache it, back up, clear VL."""
+def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob, root_temp,
+                      b_rollout, rollout_weight):
+    """Expand the n pending leaves with the network's output, cache it, back up, clear VL.
+
+    The cache and the node keep the network's value; the value backed up mixes in the leaf's
+    rollout result when ``rollout_weight`` > 0."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
     pri = np.empty(logits.shape[1], np.float32)
@@ -584,6 +629,8 @@ def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob,
         temp = root_temp if node == 0 else 1.0
         _expand(tree, node, b_legal[b, c], pri, temp)  # stays unexpanded if the tree is full
         pending[node] = False
+        if rollout_weight > 0.0:
+            v = (1.0 - rollout_weight) * v + rollout_weight * b_rollout[b]
         _add_path(tree, node, 1, 1, v)
 
 

@@ -27,6 +27,7 @@ from .agents import Agent
 from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
+from .playout import rollout_scratch
 from .solver import WIN, Solver
 
 SOLVER_MAX_EMPTY = 22  # try the exact solver at or below this many empty points (9x9: ~0.4 s)
@@ -133,8 +134,14 @@ class Searcher:
         self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
         self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
-                               cfg.root_policy_temp], np.float64)
-        self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size)], np.int64)
+                               cfg.root_policy_temp, cfg.rollout_weight], np.float64)
+        self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size),
+                               max(1, cfg.rollout_count)], np.int64)
+        # Hybrid leaf evaluation: each pending leaf's rollout result, and the playouts' scratch.
+        self.leaf_rollout = np.zeros(cfg.batch_size, np.float32)
+        self.rollout_scratch = rollout_scratch(size)
+        if cfg.rollout_weight > 0:
+            mcts.seed_kernels(int(self.rng.integers(1 << 31)))
 
     # -- tree reuse ----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -202,14 +209,14 @@ class Searcher:
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, leaf_stones, leaf_group_roots,
                                     leaf_group_next, leaf_liberties, leaf_legal, leaf_meta,
-                                    planes)
+                                    planes, self.leaf_rollout, self.rollout_scratch)
         if n > 0:
             ev = yield planes[:n]
             mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves,
                                    leaf_legal, leaf_meta,
                                    np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
                                    np.ascontiguousarray(ev.value, dtype=np.float32),
-                                   self.cfg_f[3])
+                                   self.cfg_f[3], self.leaf_rollout, self.cfg_f[4])
         return n + done, n
 
     def _maybe_add_noise(self, board: Board) -> None:

@@ -82,6 +82,11 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
 @click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
               help="Memory bound of the search tree in MB (tree reuse may hold two), "
                    "default 1024.")
+@click.option("--rollout-weight", default=None, type=click.FloatRange(0, 1),
+              help="Hybrid leaf evaluation: the weight of NoGo policy rollouts mixed with the "
+                   "network's value at each leaf (0: the network alone; default: the search's).")
+@click.option("--rollouts", default=None, type=click.IntRange(min=1),
+              help="Rollouts per leaf when rollouts are mixed in (default 1).")
 @agent_choice
 @seed_option()
 @click.option("--live-gfx", default="auto", show_default=True,
@@ -89,7 +94,8 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, ponder, batch, max_tree_mb, agent_name, seed, live_gfx, quiet) -> None:
+            lag_buffer, ponder, batch, max_tree_mb, rollout_weight, rollouts, agent_name, seed,
+            live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..gtp import serve
     from ..timecontrol import TimePolicy
@@ -99,6 +105,10 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     model_path = resolve_model(model) if agent_name == "mcts" else None
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
+    if rollout_weight is not None:
+        search["rollout_weight"] = rollout_weight
+    if rollouts is not None:
+        search["rollout_count"] = rollouts
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,
