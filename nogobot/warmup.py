@@ -21,8 +21,8 @@ another 8-10 s; loading all of it takes about 0.3 s.
 
 Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + the MCTS
 kernels of a first move: what the network player waits for), ``later`` (tree reuse and the
-endgame solver, loaded in the background right after ``search``), ``agents`` (the rollout and
-alphabeta baselines).
+endgame solver, loaded in the background right after ``search``), ``agents`` (the rollout,
+alphabeta and rave baselines).
 """
 
 from __future__ import annotations
@@ -114,9 +114,10 @@ def _entry_kernels(kind: str) -> list:
 
         kernels += [mcts.reroot, solver.solve_root]
     elif kind == "agents":
-        from .agents import alphabeta, rollout
+        from .agents import alphabeta, rave, rollout
 
-        kernels += [rollout.uct_batch, alphabeta.search_root]
+        kernels += [rollout.uct_batch, alphabeta.search_root, rave.rave_batch,
+                    rave.compact_subtree]
     return kernels
 
 
@@ -206,7 +207,8 @@ def _run_agents() -> None:
     from .agents.registry import make_agent
     from .board import Board
 
-    for name, opts in (("rollout", {"playouts": 50}), ("alphabeta", {"depth": 2})):
+    for name, opts in (("rollout", {"playouts": 50}), ("alphabeta", {"depth": 2}),
+                       ("rave", {"playouts": 50})):
         make_agent(name, seed=0, **opts).select_move(Board(9), 0.05)
 
 

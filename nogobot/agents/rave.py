@@ -132,8 +132,9 @@ def _select(node, first, nchild, proof, N, W, AN, AW, params):
     return best
 
 
+# Public for warmup.py, which loads it at start-up.
 @njit(cache=True, nogil=True)
-def _rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
+def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
                 nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
                 path):
     """Run up to ``iterations`` simulations from the root state (left untouched); returns how
@@ -248,8 +249,9 @@ def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
     return -1
 
 
+# Public for warmup.py, which loads it at start-up.
 @njit(cache=True)
-def _compact(src_root, move, first, nchild, mover, proof, N, W, AN, AW,
+def compact_subtree(src_root, move, first, nchild, mover, proof, N, W, AN, AW,
              d_move, d_first, d_nchild, d_mover, d_proof, d_N, d_W, d_AN, d_AW):
     """Copy the subtree of ``src_root`` to the front of the destination arrays (breadth
     first, children kept contiguous); returns its node count."""
@@ -353,13 +355,13 @@ class _Tree:
             return 0
         if node != 0:
             fresh = self._allocate()
-            self.n_nodes[0] = _compact(node, *self.arrays, *fresh)
+            self.n_nodes[0] = compact_subtree(node, *self.arrays, *fresh)
             self.arrays = fresh
         return int(self.arrays[5][0])
 
     def run(self, board: Board, iterations: int, params: np.ndarray, seed: int) -> int:
         geo = board.geo
-        return _rave_batch(*board.arrays(), geo.nbr, geo.zobrist, 0, self.n_nodes,
+        return rave_batch(*board.arrays(), geo.nbr, geo.zobrist, 0, self.n_nodes,
                            *self.arrays, iterations, params, seed, self.work, self.scratch,
                            self.path)
 
@@ -393,7 +395,6 @@ class RaveAgent(SearchAgent):
     all threads together), at ``seconds`` per move, or at the GTP clock's budget."""
 
     name = "rave"
-    WARMUP = {"playouts": 64, "seed": 0}
     takes_move_budget = True  # plans with the time manager's MoveBudget (plan, maximum)
     can_ponder = True
 
@@ -415,7 +416,16 @@ class RaveAgent(SearchAgent):
                                 PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
         self._trees: list[_Tree] = []
         self.last_result: RaveResult | None = None
-        super().__init__(seconds, seed, warmup)
+        super().__init__(seconds, seed, warmup=False)
+        if warmup:
+            # Load every kernel now (GTP start-up), the tree reuse's included, so no timed
+            # genmove pays numba's loading time.
+            # (5×5: no move wins at once this early, so both moves are searched.)
+            tiny = RaveAgent(playouts=64, seed=0, warmup=False, max_nodes=20_000)
+            board = Board(5)
+            board.play(int(tiny.select_move(board)))
+            board.play(int(board.legal_moves()[0]))
+            tiny.select_move(board)
 
     # -- the GTP contract ---------------------------------------------------------------------
     def select_move(self, board: Board, seconds=None) -> int:
