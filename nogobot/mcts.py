@@ -9,7 +9,7 @@ the highest ``Q + U`` is selected. Conventions:
 * A leaf's value ``v`` ∈ [-1, 1] is for the side to move there; the backup adds ``-v`` to the leaf,
   ``+v`` to its parent, and so on, alternating.
 * Virtual loss: a node with ``VL`` selections in flight counts ``VL`` extra losses for its mover,
-  ``Q = (W - VL)/(N + VL)``, so the leaves of one batch spread out (seed 003, minigo).
+  ``Q = (W - VL)/(N + VL)``, so the leaves of one batch spread out (darkforest, minigo).
 * Unvisited children get first-play urgency ``Q = Q(parent) - fpu_reduction``.
 * **Edges and nodes** (lc0's layout): expanding a node writes one *edge* per legal move
   (prior ``P``, ``emove``, ``child`` = -1) as a contiguous block ``first[n] .. first[n] +
@@ -63,7 +63,7 @@ class SearchConfig:
     dirichlet_weight: float = 0.0  # 0.25 in self-play, 0 in matches
     root_policy_temp: float = 1.0  # 1.03 in self-play (NoGoZero+)
     top_k: int = 0  # darkforest-style pruning: consider only the k best priors (0 = all)
-    selection: int = SELECT_PUCT  # or SELECT_UCB1_TUNED / SELECT_KL_UCB (seed 002 experiments)
+    selection: int = SELECT_PUCT  # or SELECT_UCB1_TUNED / SELECT_KL_UCB (experiments)
     use_solver: bool = True  # exact endgame solver when few empty points remain
     # Hybrid leaf evaluation (AlphaGo's lambda-mixing): a leaf's value is
     # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
