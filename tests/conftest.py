@@ -38,7 +38,7 @@ def selfplay_shards(tmp_path_factory) -> SelfPlayShards:
     from nogobot.inference import UniformEvaluator
     from nogobot.player import Searcher
     from nogobot.train.config import SelfPlayConfig
-    from nogobot.train.selfplay import play_game, search_config, write_shard
+    from nogobot.train.selfplay import play_selfplay_game, search_config, write_shard
 
     folder = tmp_path_factory.mktemp("shards")
     sp = SelfPlayConfig(playouts=24, fast_playouts=6, full_search_fraction=0.5, batch_size=4,
@@ -47,7 +47,7 @@ def selfplay_shards(tmp_path_factory) -> SelfPlayShards:
     rng = np.random.default_rng(5)
     games = []
     for i in range(3):
-        game = play_game(searcher, 5, sp, rng, name="uniform")
+        game = play_selfplay_game(searcher, 5, sp, rng, name="uniform")
         write_shard(folder / f"gen0001/g{i:05d}", game, {"model": "uniform"})
         games.append(game)
     return SelfPlayShards(folder, games)

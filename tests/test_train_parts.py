@@ -149,7 +149,7 @@ def test_sgf_records_give_the_same_targets(selfplay_shards):
 
 
 def test_final_outcome_matches_the_bootstrap_kernel():
-    """final_outcome (used by self-play and --from-games) agrees with bootstrap.play_game."""
+    """final_outcome (used by self-play and --from-games) agrees with bootstrap.play_greedy_game."""
     from nogobot.board import geometry
     from nogobot.train import bootstrap as bt
     from nogobot.train.data import final_outcome
@@ -159,8 +159,8 @@ def test_final_outcome_matches_the_bootstrap_kernel():
     planes = np.zeros((60, 12, 7, 7), np.float32)
     pol, mv = np.zeros((60, 49)), np.zeros(60, np.int64)
     for _ in range(3):
-        plies, winner, margin, own = bt.play_game(7, geo.nbr, geo.zobrist, geo.words, 4, 1.0,
-                                                  planes, pol, mv)
+        plies, winner, margin, own = bt.play_greedy_game(7, geo.nbr, geo.zobrist, geo.words, 4,
+                                                         1.0, planes, pol, mv)
         b = Board(7)
         for m in mv[:plies]:
             b.play(int(m))

@@ -33,7 +33,7 @@ def check_player(spec: str) -> None:
 def train_match_cmd(a, b, games, playouts, size, opening_temperature_moves, seed) -> None:
     """In-process match A vs B (each an .onnx model searched at fixed playouts, or a baseline
     agent name: random, greedy, rollout, alphabeta); colours alternate."""
-    from ..train.match import make_player, play_match
+    from ..train.match import make_player, play_agent_match
 
     for spec in (a, b):
         check_player(spec)
@@ -42,9 +42,9 @@ def train_match_cmd(a, b, games, playouts, size, opening_temperature_moves, seed
         pb = make_player(b, size, playouts, opening_temperature_moves, seed + 1)
     except (ValueError, TypeError) as e:  # an unknown agent or option
         raise click.ClickException(str(e)) from None
-    res = play_match(pa, pb, games, size,
-                     progress=lambda r: click.echo(f"  game {r.games}: {r.wins}-{r.losses}",
-                                                   err=True))
+    res = play_agent_match(pa, pb, games, size,
+                           progress=lambda r: click.echo(
+                               f"  game {r.games}: {r.wins}-{r.losses}", err=True))
     click.echo(res.summary())
 
 

@@ -148,7 +148,7 @@ class GameActor:
     def match_games(self, jobs: list):
         """Yield (job id, winner colour, plies, illegal) per job: (id, (size, black, white)),
         each player (spec or NetRef, playouts, temperature_moves, seed, use_solver)."""
-        from ..train.match import make_player, play_game
+        from ..train.match import make_player, play_agent_game
 
         for job_id, (size, black, white) in jobs:
             players = []
@@ -157,7 +157,7 @@ class GameActor:
                     spec = str(_cached_net(spec))
                 players.append(make_player(spec, size, playouts, temperature_moves, seed,
                                            use_solver=use_solver))
-            winner, board, illegal = play_game(players[0], players[1], size)
+            winner, board, illegal = play_agent_game(players[0], players[1], size)
             yield job_id, int(winner), int(board.ply), bool(illegal)
 
 

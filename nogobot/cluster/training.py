@@ -27,7 +27,7 @@ from .actors import ActorPool, NetRef
 
 def match_result(a: str, b: str, games: dict[int, tuple]):
     """A ``MatchResult`` of A vs B from {game k: (winner colour, plies, illegal)}, in game
-    order; A is black in even games (as ``match.play_match``)."""
+    order; A is black in even games (as ``match.play_agent_match``)."""
     from ..train.match import MatchResult
 
     res = MatchResult(a, b)

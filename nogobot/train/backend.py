@@ -36,15 +36,15 @@ class LocalBackend:
 
     def play_gating(self, candidate: Path, best: Path, games: int, size: int, gating, seed: int,
                     use_solver: bool, progress=None, candidate_playouts: int | None = None):
-        from .match import NetPlayer, play_match
+        from .match import NetPlayer, play_agent_match
 
         a = NetPlayer(str(candidate), size, candidate_playouts or gating.playouts,
                       gating.temperature_moves, seed,
                       name=Path(candidate).stem, use_solver=use_solver)
         b = NetPlayer(str(best), size, gating.playouts, gating.temperature_moves, seed + 1,
                       name=Path(best).stem, use_solver=use_solver)
-        return play_match(a, b, games, size,
-                          progress=(lambda r: progress(1)) if progress else None)
+        return play_agent_match(a, b, games, size,
+                                progress=(lambda r: progress(1)) if progress else None)
 
     def close(self) -> None:
         """Nothing to release (worker pools end with each call)."""

@@ -105,7 +105,7 @@ def _sample(dist):
 
 
 @njit(cache=True)
-def play_game(size, nbr, zob, words, n_random, temp, planes, policy, moves):
+def play_greedy_game(size, nbr, zob, words, n_random, temp, planes, policy, moves):
     """Greedy self-play game; fills planes/policy/moves per ply. Returns
     (plies, winner, margin, ownership[P] with +1 black / -1 white / 0)."""
     area = size * size
@@ -161,8 +161,8 @@ def generate(size: int, games: int, seed: int, n_random: int = 4) -> dict:
     cols = {k: [] for k in ("planes", "policy", "aux", "value", "score", "dominion", "game")}
     for g in range(games):
         temp = float(rng.choice([0.5, 1.0, 2.0]))
-        plies, winner, margin, own = play_game(size, geo.nbr, geo.zobrist, geo.words, n_random,
-                                               temp, g_planes, g_policy, g_moves)
+        plies, winner, margin, own = play_greedy_game(size, geo.nbr, geo.zobrist, geo.words,
+                                                      n_random, temp, g_planes, g_policy, g_moves)
         n = plies
         to_move = np.where(np.arange(n) % 2 == 0, BLACK, WHITE)  # black first, alternate
         cols["planes"].append(g_planes[:n].astype(np.uint8))
@@ -195,7 +195,7 @@ def evaluate_losses(model, data: dict, size: int, batch: int = 256) -> dict:
     return res
 
 
-def play_match(evaluator, opponent: str, size: int, games: int, seed: int) -> float:
+def play_policy_match(evaluator, opponent: str, size: int, games: int, seed: int) -> float:
     """Win rate of the net's raw policy (argmax over legal moves) vs 'random' or 'greedy'."""
     from ..board import Board
     from ..inference import priors
@@ -341,8 +341,8 @@ def run(settings: BootstrapSettings) -> None:
     strength = {"note": "raw policy argmax (no search), 9x9, colours alternate; greedy = the "
                         "one-ply mobility player of bootstrap.py (argmax, random ties)"}
     for opp in ("random", "greedy"):
-        strength[f"win_rate_vs_{opp}"] = play_match(ev, opp, 9, settings.eval_games,
-                                                     settings.seed + 7)
+        strength[f"win_rate_vs_{opp}"] = play_policy_match(ev, opp, 9, settings.eval_games,
+                                                            settings.seed + 7)
         strength[f"games_vs_{opp}"] = settings.eval_games
     print("strength:", strength, flush=True)
     meta = export_net(model, settings.out, training=training, strength=strength)

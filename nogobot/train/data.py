@@ -83,7 +83,8 @@ def game_targets(to_move: np.ndarray, moves: np.ndarray, winner: int, margin: in
 
 
 def final_outcome(board) -> tuple[int, int, np.ndarray]:
-    """(winner, margin, ownership[P]) of a finished ``Board``, as bootstrap.play_game computes them.
+    """(winner, margin, ownership[P]) of a finished ``Board``, as
+    bootstrap.play_greedy_game computes them.
 
     Also usable on an unfinished record (e.g. a game lost on time): the winner is then the
     caller's business; margin and ownership are read from the position as it stands."""

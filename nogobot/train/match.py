@@ -129,7 +129,8 @@ class MatchResult:
                 f"{self.a_white_wins}; mean {np.mean(self.plies or [0]):.1f} plies)")
 
 
-def play_game(black, white, size: int, max_plies: int | None = None) -> tuple[int, Board, bool]:
+def play_agent_game(black, white, size: int,
+                    max_plies: int | None = None) -> tuple[int, Board, bool]:
     """One refereed game; returns (winner colour, final board, ended by an illegal move)."""
     board = Board(size)
     limit = max_plies or 2 * size * size
@@ -142,11 +143,12 @@ def play_game(black, white, size: int, max_plies: int | None = None) -> tuple[in
     return board.winner(), board, False
 
 
-def play_match(a, b, games: int, size: int, progress=None) -> MatchResult:
+def play_agent_match(a, b, games: int, size: int, progress=None) -> MatchResult:
     """``games`` games between players a and b, colours alternating (a is black in game 0)."""
     res = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
     for g in range(games):
-        winner, board, illegal = play_game(a, b, size) if g % 2 == 0 else play_game(b, a, size)
+        black, white = (a, b) if g % 2 == 0 else (b, a)
+        winner, board, illegal = play_agent_game(black, white, size)
         res.add(g, winner, board.ply, illegal)
         if progress is not None:
             progress(res)
@@ -213,7 +215,7 @@ def _ladder_job(job) -> MatchResult:
     i, j, spec_i, spec_j, games, size, playouts, temperature_moves, seed = job
     a = make_player(spec_i, size, playouts, temperature_moves, seed)
     b = make_player(spec_j, size, playouts, temperature_moves, seed + 1)
-    res = play_match(a, b, games, size)
+    res = play_agent_match(a, b, games, size)
     res.a, res.b = str(i), str(j)
     return res
 

@@ -97,8 +97,8 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
     return visits
 
 
-def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
-              name: str = "nogobot") -> GameData:
+def play_selfplay_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
+                       name: str = "nogobot") -> GameData:
     """One self-play game with ``searcher`` (a ``player.Searcher``); returns its shard data."""
     from ..inference import run_search
 
@@ -107,7 +107,7 @@ def play_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
 
 def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
                     name: str = "nogobot"):
-    """``play_game`` as a generator: yields the planes of each network batch, expects the
+    """``play_selfplay_game`` as a generator: yields the planes of each network batch, expects the
     ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
     from ..player import SearchLimits
     from .data import final_outcome, game_targets
