@@ -97,7 +97,7 @@ class TrainingConfig:
     dominion_weight: float = 0.5
     score_weight: float = 0.25
     aux_weight: float = 0.25
-    soft_policy_weight: float = 8.0  # KataGo's weight for the soft policy target (if the head exists)
+    soft_policy_weight: float = 8.0  # KataGo's weight for the soft policy target (with the head)
     value_target_mix: float = 0.0  # λ: value target = (1-λ)·game result + λ·root search value
     symmetries: bool = True  # a random one of the 8 board symmetries per batch
     log_every: int = 50  # steps between rows of metrics.csv
