@@ -17,7 +17,7 @@ changes.
 Then the driver's side: how many finished games per second it takes in from actors and writes
 as shards (synthetic games: ``SyntheticActor`` streams one real game's shard bytes as fast as
 Ray carries them), beside the bare atomic shard writes without Ray. That is where a cluster's
-driver would saturate (README "Scale-out on Ray").
+driver would saturate (docs/ray.md).
 """
 
 from __future__ import annotations

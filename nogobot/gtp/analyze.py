@@ -2,7 +2,7 @@
 analysis streams, and the engine parameters. A handler composed beside the game's
 ``NoGoCommands`` (commands.py): ``Engine(game, AnalyzeCommands(game))``.
 
-What the user sees is described in the README ("Analysis in GoGui and Sabaki"). In short:
+What the user sees is described in docs/gui-and-gtp.md (the analysis sections). In short:
 
 * ``gogui-analyze_commands`` lists board views GoGui draws: the network's policy as a heat map
   (``gfx`` COLOR + LABEL, or a ``dboard``), the dominion map (``dboard``), search visits

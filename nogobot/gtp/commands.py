@@ -5,7 +5,7 @@ only knows the game. Legality always comes from board.py, which is imported on f
 at start-up) so that ``name``/``list_commands`` answer before numba loads; GoGui starts a second
 copy of the engine as its rules referee, and tournaments start engines often.
 
-NoGo choices (see also the README GTP section):
+NoGo choices (see also docs/gui-and-gtp.md):
 
 * there is no pass: ``play c pass`` is an ``illegal move``; ``genmove`` answers ``resign`` when
   the colour to play has no legal move, and never ``pass``;

@@ -1,6 +1,6 @@
 # Protocol commands and framing every GTP v2 engine must get right.
 # Generic: uses only the required GTP commands, so it runs against any engine.
-# Format: gogui-regress; see nogobot/conformance.py (or the README) for the #! extension.
+# Format: gogui-regress; see nogobot/conformance.py (or docs/gui-and-gtp.md) for the #! extension.
 
 1 protocol_version
 #? [2]
