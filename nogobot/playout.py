@@ -4,13 +4,15 @@ What this module owns: ``policy_rollout`` (the kernel the rave agent and the net
 leaf evaluator call), its workspace ``rollout_scratch`` and the test helper ``rollout_value``.
 
 Representation. A rollout starts from ``board.Board``'s state arrays (left untouched) and copies
-the block structure (stones, block roots, stone lists, liberty bitsets) into its workspace; it
-places stones with its own ``_put`` (``board._place`` plus block sizes) and never maintains the full legal masks. NoGo makes that
-safe: stones are never removed, so a point illegal for a colour stays illegal while it is empty.
-Each colour therefore keeps a list of *candidates* (empty points not yet known to be illegal for
-it), seeded from the board's exact masks, which can only shrink: a candidate is tested with
-``board._is_legal`` when it is drawn, and dropped for good when the test fails. Any board size
-the rules support works; the liberty bitsets take ceil(N*N/64) words, two on 9×9.
+the block structure (stones, block roots, stone lists, liberty bitsets) into its workspace, adding
+block sizes, liberty counts and, per point and colour, how many neighbours are that colour's
+stones or the edge. It places stones with its own ``_put`` and never maintains the full legal
+masks. NoGo makes that safe: stones are never removed, so a point illegal for a colour stays
+illegal while it is empty. Each colour therefore keeps a list of *candidates* (empty points not
+yet known to be illegal for it), seeded from the board's exact masks, which can only shrink: a
+candidate is tested with ``_legal_both`` (both colours at once, from the liberty counts) when it
+is drawn, and dropped for good when the test fails. Any board size the rules support works (one
+code path); the liberty bitsets take ceil(N*N/64) words, two on 9×9.
 
 The policy for the colour c to move (o is the opponent). A point is *safe* for c when c may play
 it and o may not (an eye-like point, or the last liberty of c's block): c can count on it later,
@@ -356,8 +358,8 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
         if contested == 1:
             return a
         b = work[np.random.randint(contested)]
-        if _quick_score(around, stones, root, nlibs, nbr, b, c) > _quick_score(around, stones, root, nlibs, nbr,
-                                                                        a, c):
+        score_a = _quick_score(around, stones, root, nlibs, nbr, a, c)
+        if _quick_score(around, stones, root, nlibs, nbr, b, c) > score_a:
             return b
         return a
     count[3] = 1

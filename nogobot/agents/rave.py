@@ -27,8 +27,9 @@ clock (as in ``rollout.py``). The subtree of the moves played since the last sea
 (copied to the front of fresh arrays) and the next search goes on from its statistics.
 
 Time. Through GTP the agent gets the time manager's ``timecontrol.MoveBudget`` (it declares
-``takes_move_budget``): it searches to the planned time and, when the most visited move is not also the best valued, on up to the budget's
-maximum. A proven result stops it sooner. ``seconds`` (per move) caps any budget.
+``takes_move_budget``): it searches to the planned time and, when the most visited move is not
+also the best valued, on up to the budget's maximum. A proven result stops it sooner. ``seconds``
+(per move) caps any budget; ``playouts`` stops it at that many simulations, within the budget.
 
 Threads: root parallelism. ``threads`` independent trees are searched at once by numba kernels
 that release the GIL; their root visits are summed to choose the move.
@@ -37,7 +38,6 @@ that release the GIL; their root visits are summed to choose the move.
 from __future__ import annotations
 
 import math
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -589,6 +589,3 @@ class RaveAgent(SearchAgent):
                   f"kept {result.reused} nodes {result.nodes} time {result.seconds:.2f}s "
                   f"stop: {result.reason}", file=self.log, flush=True)
 
-
-def default_log():
-    return sys.stderr
