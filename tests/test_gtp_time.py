@@ -41,14 +41,16 @@ def test_sudden_death_clock_is_charged_and_budgets_shrink():
     agent = RecordingAgent()
     engine, handler, logged = session(agent, clock=TimeControl.sudden_death(60))
     engine.handle("showboard")  # the rules kernels load first (serve's warm-up does that)
-    for _ in range(3):
+    for _ in range(4):
         assert engine.handle("genmove b").startswith("= ")
     first, last = agent.budgets[0], agent.budgets[-1]
     assert isinstance(first, MoveBudget) and 0 < first.planned <= first.maximum < 60
     assert handler.clock.state("b").main_left < 60  # our own clock ran
     assert any(re.match(r"time: black move 1 \S+: planned [\d.]+s max [\d.]+s used", m)
                for m in logged)
-    assert last.planned <= first.planned * 1.5
+    # The first move's plan is shortened by whatever loading it waited for (seconds on a busy
+    # machine), so the shrinking is judged from the second move on.
+    assert last.planned <= agent.budgets[1].planned * 1.5
 
 
 def test_time_left_corrects_the_clock():
