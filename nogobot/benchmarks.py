@@ -168,7 +168,8 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
         raw.append(n / (time.perf_counter() - t0))
     raw_rate = statistics.median(raw)
 
-    cfg = SearchConfig(batch_size=batch, use_solver=False)
+    # The network search's own overhead: no rollouts (they would measure playout.py instead).
+    cfg = SearchConfig(batch_size=batch, use_solver=False, rollout_weight=0.0)
     if max_tree_mb:
         cfg.max_tree_mb = max_tree_mb
     searcher = Searcher(evaluator, size, cfg, seed=0)

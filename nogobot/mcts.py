@@ -67,10 +67,12 @@ class SearchConfig:
     use_solver: bool = True  # exact endgame solver when few empty points remain
     # Hybrid leaf evaluation (AlphaGo's lambda-mixing): a leaf's value is
     # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
-    # playouts from the leaf. The network misjudges how many safe points each side keeps late in
-    # the game; playouts count them. 0 turns rollouts off.
-    rollout_weight: float = 0.0
-    rollout_count: int = 1
+    # policy rollouts from the leaf (playout.py). The network misjudges how many safe points each
+    # side keeps late in the game; rollouts count them. 0 turns rollouts off (self-play, gating
+    # and the search benchmark do). 0.5 x 4 won 25 of 29 games against `rave` at 0.5 s a move,
+    # where the network alone won 6 of 12 and 0.5 x 1 or 0.75 x 8 did no better.
+    rollout_weight: float = 0.5
+    rollout_count: int = 4
 
 
 class Tree:

@@ -29,7 +29,7 @@ def match_search_config(use_solver: bool = True):
     from ..mcts import SearchConfig
 
     return SearchConfig(batch_size=8, max_tree_mb=16, cache_entries=1 << 14,
-                        use_solver=use_solver)
+                        use_solver=use_solver, rollout_weight=0.0)  # the nets, not rollouts
 
 
 class NetPlayer:

@@ -68,7 +68,8 @@ def search_config(sp: SelfPlayConfig) -> SearchConfig:
     return SearchConfig(c_puct=sp.c_puct, batch_size=sp.batch_size, max_tree_mb=sp.max_tree_mb,
                         cache_entries=1 << 14, dirichlet_alpha_81=sp.dirichlet_alpha_81,
                         dirichlet_weight=sp.dirichlet_weight,
-                        root_policy_temp=sp.root_policy_temp, use_solver=sp.use_solver)
+                        root_policy_temp=sp.root_policy_temp, use_solver=sp.use_solver,
+                        rollout_weight=0.0)  # targets from the network's own search
 
 
 def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
