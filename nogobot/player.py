@@ -140,8 +140,10 @@ class Searcher:
         # Hybrid leaf evaluation: each pending leaf's rollout result, and the playouts' scratch.
         self.leaf_rollout = np.zeros(cfg.batch_size, np.float32)
         self.rollout_scratch = rollout_scratch(size)
-        if cfg.rollout_weight > 0:
-            mcts.seed_kernels(int(self.rng.integers(1 << 31)))
+        # numba's generator is one per thread, shared by every searcher there: each batch reseeds
+        # it from this searcher's own stream, so concurrent searches (analysis, self-play) give
+        # the same results as each alone.
+        self._rollout_seed0 = self._rollout_seed = int(self.rng.integers(1 << 31))
 
     # -- tree reuse ----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -150,6 +152,7 @@ class Searcher:
         self.tree.reset()
         self._noise_applied = False
         self._root_hash = None
+        self._rollout_seed = self._rollout_seed0  # a search from a fresh tree is reproducible
 
     def _move_root(self, board: Board) -> None:
         """Make the tree's root correspond to ``board``, keeping the subtree when possible."""
@@ -205,6 +208,9 @@ class Searcher:
         (leaves, leaf_stones, leaf_group_roots, leaf_group_next, leaf_liberties, leaf_legal,
          leaf_meta, planes) = self.buffers
         self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
+        if self.cfg_f[4] > 0:
+            self._rollout_seed = (self._rollout_seed * 1103515245 + 12345) & 0x7FFFFFFF
+            mcts.seed_kernels(self._rollout_seed)
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves, leaf_stones, leaf_group_roots,

@@ -301,7 +301,8 @@ def gtp_engine(evaluator, moves, playouts, size=9):
     from nogobot.gtp import nogo_engine
     from nogobot.player import MCTSAgent
 
-    eng = nogo_engine(lambda: MCTSAgent(evaluator, playouts=playouts, seed=1, log=None),
+    # Seed 0, as the analysis engine's searchers: the leaves' rollouts then draw the same numbers.
+    eng = nogo_engine(lambda: MCTSAgent(evaluator, playouts=playouts, seed=0, log=None),
                       board_size=size)
     for colour, vertex in moves:
         assert eng.handle(f"play {colour} {vertex}").startswith("=")
@@ -364,7 +365,9 @@ def test_process_agrees_with_nogobot_gtp():
 
     games = [random_moves(seed, plies) for seed, plies in ((5, 4), (6, 17), (7, 33))]
     env_py = [sys.executable, "-m", "nogobot"]
-    gtp = GtpProcess(env_py + ["gtp", "--quiet", "--threads", "1", "--playouts", "80"],
+    # Seed 0, as the analysis engine's searchers: the leaves' rollouts draw the same numbers.
+    gtp = GtpProcess(env_py + ["gtp", "--quiet", "--threads", "1", "--playouts", "80",
+                               "--seed", "0"],
                      name="gtp", cwd=str(ROOT))
     proc = subprocess.Popen(env_py + ["analysis", "--quiet", "--threads", "1"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
