@@ -24,13 +24,14 @@ kata: floats with a decimal point). The search-based GoGui views search the curr
 (the configured playouts, else ``seconds``) and reuse that search until the position, colour or a
 parameter changes.
 
-The reply texts (info lines, gfx, boards, tables) are built by the pure functions of
-views.py. The searches are the network player's own (``MCTSAgent.search`` and ``select_move``
-with ``player.SearchHooks``); what an agent can do is what it declares (``can_analyze``). Uses
-of the game handler: ``board``, ``log``, ``ponder``, ``time_policy``, ``agent``,
-``get_agent()``, ``generate(colour, play)``, and its ``watch`` hook, set while a genmove has
-something to show. Imports only the standard library at start-up (GoGui's referee copy of the
-engine must start fast); numpy and the search load on first use.
+The reply texts (info lines, gfx, boards, tables) are built by the pure functions of views.py;
+what a running search shows (live graphics, info lines) is live.py's. The searches are the
+network player's own (``MCTSAgent.search`` and ``select_move`` with ``player.SearchHooks``);
+what an agent can do is what it declares (``can_analyze``). Uses of the game handler: ``board``,
+``log``, ``ponder``, ``time_policy``, ``agent``, ``get_agent()``, ``generate(colour, play)``,
+and its ``watch`` hook, set while a genmove has something to show. Imports only the standard
+library at start-up (GoGui's referee copy of the engine must start fast); numpy and the search
+load on first use.
 """
 
 from __future__ import annotations
@@ -38,13 +39,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .. import coords
-from . import views
+from . import live, views
 from .engine import Channel, GtpError, color, command, integer
 from .views import BLACK, COLOUR, NAME, AnalyzeRequest, Candidate, parse_analyze_args, shown
 
@@ -86,19 +85,14 @@ class _Search:
     candidates: list[Candidate]
 
 
-class _Every:
-    """Call ``fn(result, limits)`` at most every ``interval`` seconds (several watchers share
-    one search)."""
+def _flavoured(method: str, flavour: str, name: str):
+    """The GTP command ``name``: ``self.<method>(flavour, args)``, its reply as that returns."""
 
-    def __init__(self, fn: Callable[[Any, Any], None], interval: float):
-        self.fn, self.interval = fn, interval
-        self.next = time.monotonic() + interval
+    def cmd(self, *args: str):
+        return getattr(self, method)(flavour, args)
 
-    def __call__(self, result, limits) -> None:
-        now = time.monotonic()
-        if now >= self.next:
-            self.next = now + self.interval
-            self.fn(result, limits)
+    cmd.__name__ = cmd.__qualname__ = "cmd_" + name.replace("-", "_")
+    return command(name)(cmd)
 
 
 class AnalyzeCommands:
@@ -240,35 +234,11 @@ class AnalyzeCommands:
                stop=None):
         """``player.SearchHooks`` for a search of ``work``: GoGui graphics (when on), analysis
         lines (``analysis`` = (flavour, request)), stopped by ``stop``."""
-        from ..player import SearchHooks
-
-        searcher = agent.searcher(work.size)
-        watchers = []
-        gfx = self._live_gfx_on()
-        if gfx:
-            watchers.append(_Every(lambda r, limits: self._gfx_progress(searcher, work, r, limits),
-                                   self.live_gfx_interval))
-        reporter = None
-        if analysis is not None:
-            reporter = _Reporter(self, analysis[0], analysis[1], work, searcher)
-            if analysis[1].interval > 0:
-                watchers.append(_Every(lambda r, limits: reporter(r), analysis[1].interval))
-
-        def progress(result, limits) -> None:
-            for watcher in watchers:
-                watcher(result, limits)
-
-        def done(result, limits) -> None:
-            if reporter is not None:
-                reporter(result)  # the final line, always at least one
-            if gfx:
-                self._gfx_write("gogui-gfx: CLEAR\n")  # before the response (GoGui's advice)
-
-        interval = min([self.live_gfx_interval if gfx else math.inf]
-                       + [analysis[1].interval if analysis and analysis[1].interval > 0
-                          else math.inf])
-        return SearchHooks(stop=stop, on_progress=progress if watchers else None,
-                           progress_interval=interval if watchers else 0.5, on_done=done)
+        return live.search_hooks(agent.searcher(work.size), work,
+                                 write_line=lambda line: self.channel.write_partial(line),
+                                 gfx_write=self._gfx_write if self._live_gfx_on() else None,
+                                 gfx_interval=self.live_gfx_interval, analysis=analysis,
+                                 stop=stop)
 
     def _search(self, agent, work, limits, analysis: tuple[str, AnalyzeRequest] | None = None,
                 stop=None):
@@ -331,19 +301,6 @@ class AnalyzeCommands:
             stream.flush()
         except (OSError, ValueError):
             pass
-
-    def _gfx_progress(self, searcher, work, result, limits) -> None:
-        cands = shown(views.tree_candidates(searcher, result))
-        lines = views.visits_gfx(work.size, work.to_move, cands, result.pv, result.visits,
-                                 result.seconds)
-        done = []
-        if limits.playouts:
-            done.append(result.playouts / limits.playouts)
-        if limits.seconds:
-            done.append(result.seconds / limits.seconds)
-        if done:
-            lines.append(f"PROGRESS {min(100, int(100 * max(done)))}")
-        self._gfx_write("gogui-gfx:\n" + "\n".join(lines) + "\n\n")
 
     # -- GoGui views: network -------------------------------------------------------------------
     def _colour_arg(self, c: str | None) -> int | None:
@@ -429,28 +386,13 @@ class AnalyzeCommands:
         return " ".join(coords.to_gtp(p, work.size) for p in shown(s.candidates)[0].pv)
 
     # -- Sabaki / Lizzie analysis ------------------------------------------------------------------
-    @command("lz-analyze")
-    def cmd_lz_analyze(self, *args: str) -> None:
-        return self._analyze_stream("lz", args)
-
-    @command("kata-analyze")
-    def cmd_kata_analyze(self, *args: str) -> None:
-        return self._analyze_stream("kata", args)
-
-    def cmd_analyze(self, *args: str) -> None:
-        """Sabaki's name (KataGo's Sabaki-flavoured form): the kata format."""
-        return self._analyze_stream("kata", args)
-
-    @command("lz-genmove_analyze")
-    def cmd_lz_genmove_analyze(self, *args: str) -> str:
-        return self._genmove_analyze("lz", args)
-
-    @command("kata-genmove_analyze")
-    def cmd_kata_genmove_analyze(self, *args: str) -> str:
-        return self._genmove_analyze("kata", args)
-
-    def cmd_genmove_analyze(self, *args: str) -> str:
-        return self._genmove_analyze("kata", args)
+    # One command in three spellings each: Leela Zero's, KataGo's and Sabaki's (kata's format).
+    cmd_lz_analyze = _flavoured("_analyze_stream", "lz", "lz-analyze")
+    cmd_kata_analyze = _flavoured("_analyze_stream", "kata", "kata-analyze")
+    cmd_analyze = _flavoured("_analyze_stream", "kata", "analyze")
+    cmd_lz_genmove_analyze = _flavoured("_genmove_analyze", "lz", "lz-genmove_analyze")
+    cmd_kata_genmove_analyze = _flavoured("_genmove_analyze", "kata", "kata-genmove_analyze")
+    cmd_genmove_analyze = _flavoured("_genmove_analyze", "kata", "genmove_analyze")
 
     def _analyze_stream(self, flavour: str, args: tuple[str, ...]) -> None:
         """``=``, then an info line every interval until any input line (or EOF) arrives, then
@@ -488,49 +430,6 @@ class AnalyzeCommands:
             self._analysis = None
             self._update_watch()
         return f"play {answer}"
-
-
-class _Reporter:
-    """Writes one analysis line per call from the live tree (plus kata's score leads)."""
-
-    def __init__(self, host: AnalyzeCommands, flavour: str, req: AnalyzeRequest, work,
-                 searcher):
-        self.host, self.kata, self.req = host, flavour == "kata", req
-        self.work, self.searcher = work, searcher
-        self._leads: dict[int, float] = {}
-        self._ownership: list[float] | None = None
-
-    def __call__(self, result) -> None:
-        # At least one move (by prior when nothing was searched yet): every stream reports.
-        cands = shown(views.tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
-                      self.req.maxmoves)
-        if not cands:
-            return
-        leads = self._score_leads([c.move for c in cands]) if self.kata else None
-        own = self._root_ownership() if self.kata and self.req.ownership else None
-        line = views.info_line(cands, self.work.size, self.kata, score_lead=leads,
-                               ownership=own)
-        self.host.channel.write_partial(line)
-
-    def _score_leads(self, moves: list[int]) -> dict[int, float]:
-        """scoreLead per move: minus the score head of the position after it (cached)."""
-        todo = [m for m in moves if m not in self._leads]
-        if todo:
-            boards = []
-            for m in todo:
-                b = self.work.copy()
-                b.play(m, self.work.to_move)
-                boards.append(b)
-            ev = self.searcher.evaluator.evaluate_boards(boards)
-            for m, s in zip(todo, ev.score):
-                self._leads[m] = -float(s)
-        return self._leads
-
-    def _root_ownership(self) -> list[float]:
-        if self._ownership is None:
-            ev = self.searcher.evaluator.evaluate_boards([self.work])
-            self._ownership = [float(v) for v in ev.dominion[0].reshape(-1)]
-        return self._ownership
 
 
 def _positive(token: str) -> float:
