@@ -49,6 +49,22 @@ def text_summary(run_dir) -> str:
     return "\n".join(lines)
 
 
+def _loss_panel(ax, metrics: list[dict], nets: list[tuple[int, str]], styles: dict[str, str],
+                title: str) -> None:
+    """One panel of losses against the training step: a line per net and loss (``styles``:
+    metrics column -> matplotlib line format)."""
+    for stage, net in nets:
+        rows = [r for r in metrics if int(r["stage"]) == stage and r["net"] == net]
+        x = [_f(r, "step") for r in rows]
+        for key, ls in styles.items():
+            ax.plot(x, [_f(r, key) for r in rows], ls, label=f"{net} {key}")
+    ax.set_xlabel("training step")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if nets:
+        ax.legend(fontsize=7)
+
+
 def draw_report(run_dir, out=None) -> Path:
     """Write the PNG; returns its path."""
     run_dir = Path(run_dir)
@@ -67,31 +83,12 @@ def draw_report(run_dir, out=None) -> Path:
         raise ReportError("the report needs matplotlib, which is not installed "
                           "(pip install matplotlib, or the train extra)") from None
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
-    ax = axes[0]
     nets = sorted({(int(r["stage"]), r["net"]) for r in metrics})
-    styles = {"total": "-", "policy": "--", "value": ":"}
-    for stage, net in nets:
-        rows = [r for r in metrics if int(r["stage"]) == stage and r["net"] == net]
-        x = [_f(r, "step") for r in rows]
-        for key, ls in styles.items():
-            ax.plot(x, [_f(r, key) for r in rows], ls, label=f"{net} {key}")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("loss")
-    ax.set_title("training losses")
-    ax.grid(alpha=0.3)
-    if nets:
-        ax.legend(fontsize=7)
-    ax = axes[1]
-    for stage, net in nets:
-        rows = [r for r in metrics if int(r["stage"]) == stage and r["net"] == net]
-        x = [_f(r, "step") for r in rows]
-        for key in ("dominion", "score", "aux"):
-            ax.plot(x, [_f(r, key) for r in rows], label=f"{net} {key}")
-    ax.set_xlabel("training step")
-    ax.set_title("auxiliary losses")
-    ax.grid(alpha=0.3)
-    if nets:
-        ax.legend(fontsize=7)
+    _loss_panel(axes[0], metrics, nets, {"total": "-", "policy": "--", "value": ":"},
+                "training losses")
+    axes[0].set_ylabel("loss")
+    _loss_panel(axes[1], metrics, nets, {"dominion": "-", "score": "-", "aux": "-"},
+                "auxiliary losses")
     ax = axes[2]
     if elo:
         games = [_f(r, "games_total") for r in elo]
