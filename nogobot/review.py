@@ -12,10 +12,10 @@ searches says). Per game, in the output folder:
   marked with a triangle (``TR``), mistakes and blunders crossed on the stone (``MA``) and
   annotated ``BM``/``DO``, the engine's line as a variation beside each mistake, and the summary
   in the root comment. GoGui and Sabaki show all of these.
-* ``STEM.png``: Black's win rate along the game, the biggest mistakes labelled, and beneath it
-  the seconds each side spent per move when the SGF records times (``nogobot tournament``
-  writes them as the move comment ``1.234 s; clock 898.8s`` and as ``BL``/``WL``; other files'
-  ``BL``/``WL`` time-left values are differenced).
+* ``STEM.png`` (drawn by review_graph.py): Black's win rate along the game, the biggest mistakes
+  labelled, and beneath it the seconds each side spent per move when the SGF records times
+  (``nogobot tournament`` writes them as the move comment ``1.234 s; clock 898.8s`` and as
+  ``BL``/``WL``; other files' ``BL``/``WL`` time-left values are differenced).
 * ``STEM.txt`` (the summary: each side's worst moves and where the game turned) and
   ``STEM.json`` (the per-move table).
 
@@ -24,7 +24,6 @@ Comments are plain ASCII: an SGF without ``CA`` is read as Latin-1 by some viewe
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -39,7 +38,6 @@ NAME = {BLACK: "Black", WHITE: "White"}
 LETTER = {BLACK: "B", WHITE: "W"}
 LEVELS = ((0.20, "blunder"), (0.10, "mistake"), (0.05, "inaccuracy"))
 DEFAULT_VISITS = 200
-LABELLED = 5  # mistakes labelled on the graph
 WORST = 3  # worst moves per side in the summary
 PV_IN_SGF = 8  # moves of the engine's line added as a variation
 
@@ -297,98 +295,6 @@ def _add_variation(node, m: MoveReview, size: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The graph
-# --------------------------------------------------------------------------------------------
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RuntimeError("the win-rate graph needs matplotlib: pip install matplotlib (it "
-                           "comes with the train extra), or pass --no-png") from None
-    return plt
-
-
-def check_plotting() -> None:
-    """Raise RuntimeError (one line: how to install) when matplotlib is missing."""
-    _pyplot()
-
-
-def plot(review: GameReview, out: str | Path) -> Path:
-    """Black's win rate per move with the biggest mistakes labelled; beneath it, the seconds
-    per move of each side when known. Writes a PNG."""
-    plt = _pyplot()
-    r = review
-    timed = any(m.seconds is not None for m in r.moves)
-    if timed:
-        fig, (ax, axt) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 1.3]})
-    else:
-        fig, ax = plt.subplots(figsize=(10, 4.2))
-        axt = None
-    turns = list(range(len(r.black_winrate)))
-    wr = [100 * x for x in r.black_winrate]
-    ax.axhline(50, color="0.6", lw=0.8, ls="--")
-    ax.fill_between(turns, 50, wr, where=[w >= 50 for w in wr], color="0.25", alpha=0.25,
-                    interpolate=True, lw=0)
-    ax.fill_between(turns, 50, wr, where=[w < 50 for w in wr], color="tab:orange",
-                    alpha=0.25, interpolate=True, lw=0)
-    ax.plot(turns, wr, color="k", lw=1.6, label="Black's win rate")
-    style = {"blunder": ("tab:red", 60), "mistake": ("darkorange", 40),
-             "inaccuracy": ("gold", 25)}
-    for label, (colour, s) in style.items():
-        pts = [m for m in r.moves if m.label == label]
-        if pts:
-            ax.scatter([m.number for m in pts], [wr[m.number] for m in pts], s=s, color=colour,
-                       edgecolor="k", lw=0.5, zorder=3, label=f"{label} ({len(pts)})")
-    worst = sorted((m for m in r.moves if m.label), key=lambda m: -m.loss)[:LABELLED]
-    placed: list[tuple[float, float]] = []
-    near = 0.12 * max(len(turns) - 1, 1)  # labels closer than this in x must not share a height
-    for m in sorted(worst, key=lambda m: m.number):
-        y = wr[m.number]
-        offsets = (22, -22, 40, -40, 58, -58) if y <= 50 else (-22, 22, -40, 40, -58, 58)
-        spots = [min(max(y + d, 6), 94) for d in offsets]
-        ty = next((t for t in spots if all(abs(m.number - x) > near or abs(t - u) > 14
-                                           for x, u in placed)), spots[0])
-        placed.append((m.number, ty))
-        ax.annotate(f"{m.number}. {LETTER[m.colour]} {m.move}\n-{100 * m.loss:.0f}% "
-                    f"(better {m.best})", (m.number, y), xytext=(m.number, ty), ha="center",
-                    va="center", fontsize=8, arrowprops=dict(arrowstyle="-", color="0.4", lw=0.7),
-                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="0.6", lw=0.5))
-    ax.set_ylim(0, 100)
-    ax.set_xlim(0, max(len(turns) - 1, 1))
-    ax.set_ylabel("Black's win rate (%)")
-    ax.set_title(f"{r.black} (B) vs {r.white} (W), {r.result}: nogobot review at "
-                 f"{r.visits} visits per position", fontsize=10)
-    ax.grid(alpha=0.25)
-    ax.legend(fontsize=8, loc="upper left" if wr[-1] < 50 else "lower left")
-    if axt is not None:
-        for colour, c in ((BLACK, "k"), (WHITE, "tab:orange")):
-            mine = [m for m in r.moves if m.colour == colour and m.seconds is not None]
-            if mine:
-                axt.bar([m.number for m in mine], [m.seconds for m in mine], width=0.8,
-                        color=c, label=f"{r.player(colour)} ({NAME[colour]}): "
-                                       f"{sum(m.seconds for m in mine):.1f} s")
-        axt.set_ylabel("seconds")
-        axt.legend(fontsize=8, loc="upper right")
-        axt.grid(alpha=0.25, axis="y")
-        axt.set_xlabel("move")
-    else:
-        ax.set_xlabel("move")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=100, format="png")
-    plt.close(fig)
-    out = Path(out)
-    write_atomic(out, buf.getvalue())
-    return out
-
-
-# --------------------------------------------------------------------------------------------
 # Reviewing many games
 # --------------------------------------------------------------------------------------------
 
@@ -475,6 +381,8 @@ def write_outputs(rv: GameReview, data: bytes, stem: Path, png: bool = True) -> 
     write_atomic(named(".txt"), summary(rv) + "\n")
     write_atomic(named(".json"), json.dumps(asdict(rv), indent=1) + "\n")
     if png:
+        from .review_graph import plot  # here: review_graph imports this module
+
         plot(rv, named(".png"))
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ROOT
 from exact_evaluator import ExactEvaluator
-from nogobot import coords, review, sgf
+from nogobot import coords, review, review_graph, sgf
 from nogobot.analysis import AnalysisEngine
 from nogobot.board import BLACK, WHITE, Board
 from nogobot.solver import WIN, Solver
@@ -207,7 +207,7 @@ def test_missing_matplotlib_is_one_line(monkeypatch, tmp_path):
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(RuntimeError, match="pip install matplotlib"):
-        review.check_plotting()
+        review_graph.check_plotting()
     g = tmp_path / "g.sgf"
     g.write_text("(;SZ[5];B[cc])")
     res = CliRunner().invoke(main, ["review", str(g), "-o", str(tmp_path / "o")])

@@ -69,14 +69,14 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
     results folder reviews every game in it."""
     from pathlib import Path
 
-    from .. import review
+    from .. import review, review_graph
 
     first = Path(inputs[0])
     out = out or str((first if first.is_dir() else first.parent) / "review")
     try:
         paths = review.collect(list(inputs))
         if not no_png:
-            review.check_plotting()
+            review_graph.check_plotting()
     except (review.ReviewError, RuntimeError) as e:
         raise click.ClickException(str(e)) from None
     engine = analysis_engine(model, device, threads, batch, concurrency, max_tree_mb, visits,
