@@ -19,14 +19,14 @@ next stage's net (trained all along on the same games), and when it wins, genera
 it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (the effective
 config), ``games/``, ``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's
 weights), ``nets/``, ``metrics.csv``, ``elo.csv``, ``generations.csv``.
+
+This module owns the generation loop and the run's state; whether a candidate wins its gating
+is gating.py's, how the run's CSV and JSON files are written is runfiles.py's.
 """
 
 from __future__ import annotations
 
-import csv
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -36,48 +36,16 @@ import yaml
 from ..atomicio import write_atomic
 from .backend import LocalBackend
 from .config import TrainConfig
+from .gating import gating_result
+from .runfiles import append_csv, log, read_csv, write_json
 
 STATE_VERSION = 1
 METRIC_FIELDS = ["generation", "stage", "net", "step", "total", "policy", "value", "dominion",
                  "score", "aux", "positions", "games_total"]
-ELO_FIELDS = ["generation", "candidate", "stage", "best", "wins", "losses", "score",
-              "accepted", "elo_candidate", "elo_best_before", "games_total", "time"]
 # generations.csv: "stage" is the stage of the candidate gated in that generation.
 GEN_FIELDS = ["generation", "stage", "games", "positions", "mean_plies", "black_win_rate",
               "selfplay_s", "train_s", "gate_s", "gate_score", "accepted", "best", "best_elo",
               "games_total"]
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def write_json(path: Path, obj) -> None:
-    write_atomic(path, json.dumps(obj, indent=1))
-
-
-def append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
-    """Append rows (header on a new file); one write + fsync, so a kill leaves whole lines."""
-    new = not path.exists()
-    import io
-
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
-    if new:
-        w.writeheader()
-    for r in rows:
-        w.writerow(r)
-    with open(path, "a", encoding="utf-8", newline="") as f:
-        f.write(buf.getvalue())
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def read_csv(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, encoding="utf-8", newline="") as f:
-        return [r for r in csv.DictReader(f) if None not in r.values()]
 
 
 class Progress:
@@ -330,47 +298,13 @@ class TrainingRun:
         return round(time.perf_counter() - t0, 1)
 
     def gate(self, g: int) -> dict:
-        from .match import elo_update
-
-        cfg, gc = self.cfg, self.cfg.gating
-        st = self.state
+        cfg, st = self.cfg, self.state
         s = self.gate_stage()
         t0 = time.perf_counter()
         cand = self.export(s, g)
-        done = [r for r in read_csv(self.dir / "elo.csv") if int(r["generation"]) == g]
-        if done:  # gated before a kill: reuse the recorded result
-            r = done[-1]
-            wins, losses = int(r["wins"]), int(r["losses"])
-            accepted = r["accepted"] == "True"
-            elo_c = float(r["elo_candidate"])
-        else:
-            games = gc.games
-            kw = {}
-            if s != st["stage"]:  # a stage switch: more games, and at equal network cost
-                games = gc.stage_switch_games or gc.games
-                if gc.equal_compute and games > 0:
-                    ratio = search_speed_ratio(self.dir / st["best"], cand, cfg.board_size)
-                    kw["candidate_playouts"] = max(1, round(gc.playouts * ratio))
-                    log(f"gen {g} gating stage {s} at equal compute: it searches "
-                        f"{ratio:.2f}x as many playouts per second as the best net, so "
-                        f"{kw['candidate_playouts']} playouts against {gc.playouts}")
-            if games > 0:
-                bar = Progress(f"gen {g} gating", games)
-                res = self.backend.play_gating(cand, self.dir / st["best"], games,
-                                               cfg.board_size, gc, cfg.seed * 7919 + g,
-                                               cfg.selfplay.use_solver, progress=bar, **kw)
-                bar.close()
-                wins, losses, order = res.wins, res.losses, res.outcomes
-            else:
-                wins, losses, order = 0, 0, []
-            score = wins / (wins + losses) if wins + losses else 1.0
-            accepted = score >= gc.threshold
-            elo_c, _ = elo_update(st["best_elo"], st["best_elo"], wins, losses, gc.elo_k, order)
-            append_csv(self.dir / "elo.csv", ELO_FIELDS, [{
-                "generation": g, "candidate": cand.stem, "stage": s, "best": Path(st["best"]).stem,
-                "wins": wins, "losses": losses, "score": round(score, 3), "accepted": accepted,
-                "elo_candidate": round(elo_c, 1), "elo_best_before": round(st["best_elo"], 1),
-                "games_total": st["games_total"], "time": time.strftime("%Y-%m-%d %H:%M:%S")}])
+        wins, losses, accepted, elo_c = gating_result(
+            self.dir, self.backend, cfg, st, s, cand, g,
+            lambda games: Progress(f"gen {g} gating", games))
         score = wins / (wins + losses) if wins + losses else 1.0
         if accepted:
             st["best"] = str(cand.relative_to(self.dir))
@@ -438,45 +372,6 @@ class TrainingRun:
                                           + time.perf_counter() - phase_t0, 1)
             self.save_state()
         return completed
-
-
-def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
-                       per_search: float = 0.25) -> float:
-    """The candidate's search playouts per second / the best net's, both ONNX nets searching
-    as gating does (batch 8, one thread) on this machine: what "equal compute" must divide.
-
-    Whole searches, not bare network calls: the tree, features and cache cost the same for
-    both nets, so a bigger net is slower by less than its FLOPs say. Searches alternate in
-    pairs on the benchmark positions, from a fresh tree and cache each time (no cache hits),
-    and the median of the pairs' ratios is returned, so that load on a shared machine, which
-    shifts both members of a pair alike, cancels."""
-    import statistics
-
-    from ..benchmarks import bench_positions
-    from ..inference import OnnxEvaluator
-    from ..player import SearchLimits, Searcher
-    from .match import match_search_config
-
-    cfg = match_search_config(use_solver=False)  # the solver would time proofs, not the nets
-    evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
-           OnnxEvaluator(str(candidate), device="cpu", threads=1)]
-    positions = bench_positions(size)
-
-    def rate(ev, board, seed: int, limits: SearchLimits) -> float:
-        r = Searcher(ev, size, cfg, seed=seed).search(board, limits)
-        return r.playouts / max(r.seconds, 1e-9)
-
-    for ev in evs:  # sessions and kernels warmed up outside the timed searches
-        rate(ev, positions[0], 0, SearchLimits(playouts=64))
-    ratios: list[float] = []
-    t_end = time.perf_counter() + seconds
-    while time.perf_counter() < t_end or len(ratios) < 4:
-        k = len(ratios)
-        board, limits = positions[k % len(positions)], SearchLimits(seconds=per_search)
-        order = (0, 1) if k % 2 == 0 else (1, 0)  # neither net always searches first
-        rates = {i: rate(evs[i], board, k, limits) for i in order}
-        ratios.append(rates[1] / rates[0])
-    return float(statistics.median(ratios))
 
 
 def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,

@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 
 from ..atomicio import write_atomic
-from .loop import read_csv
+from .runfiles import read_csv
 
 
 class ReportError(RuntimeError):
