@@ -28,22 +28,7 @@ from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import WIN, Solver
-
-SOLVER_MAX_EMPTY = 22  # try the exact solver at or below this many empty points (9x9: ~0.4 s)
-SOLVER_NODES = 300_000  # its largest node budget per move (about 0.5 s here)
-SOLVER_NODES_PER_SECOND = 700_000  # measured on the 2-core CI machine
-
-
-def solver_budget(limits: "SearchLimits") -> int:
-    """Nodes the solver may spend: at most a quarter of a timed move, or 50 per playout."""
-    nodes = SOLVER_NODES
-    if limits.seconds is not None:
-        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.25 * limits.seconds))
-    if limits.playouts is not None:
-        nodes = min(nodes, 50 * limits.playouts)
-    return max(nodes, 100)
-
+from .solver import SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
 
 @dataclass
 class SearchLimits:

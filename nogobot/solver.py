@@ -13,7 +13,8 @@ such move. What makes it fast enough late in the game:
 ``solve_position`` returns the result for the side to move and, for every root move, whether it
 wins, loses or is unknown, plus the nodes each took; a proven loss is then answered with the
 move whose refutation took the most nodes (the stubbornest resistance), as a practical stand-in
-for "longest game".
+for "longest game". ``solver_budget`` is how many nodes a move searched within given limits may
+spend, and ``SOLVER_MAX_EMPTY`` where the search starts to call the solver.
 """
 
 from __future__ import annotations
@@ -24,6 +25,22 @@ import numpy as np
 from numba import njit
 
 from .board import NLEGAL_B, TO_MOVE, Board, play_stone
+
+SOLVER_MAX_EMPTY = 22  # the search tries the solver at or below this many empty points
+SOLVER_NODES = 300_000  # its largest node budget per move (about 0.5 s here)
+SOLVER_NODES_PER_SECOND = 700_000  # measured on the 2-core CI machine
+
+
+def solver_budget(limits) -> int:
+    """Nodes the solver may spend on a move searched within ``limits``
+    (``player.SearchLimits``): at most a quarter of a timed move, or 50 per playout."""
+    nodes = SOLVER_NODES
+    if limits.seconds is not None:
+        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.25 * limits.seconds))
+    if limits.playouts is not None:
+        nodes = min(nodes, 50 * limits.playouts)
+    return max(nodes, 100)
+
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
