@@ -52,7 +52,8 @@ from .base import SearchAgent
 
 RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same
 C_UCT = 0.05  # exploration term on top of RAVE's own (AMAF spreads information widely)
-EXPAND_VISITS = 2  # a leaf is expanded on its EXPAND_VISITS-th visit (the root at once)
+EXPAND_VISITS = 8  # a leaf is expanded on its EXPAND_VISITS-th visit (the root at once); 8
+# won 10 of 14 games against 2 at 0.2 s a move (fewer expansions, ~15% more simulations)
 PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
 PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
