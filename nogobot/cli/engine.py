@@ -84,9 +84,9 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                    "default 1024.")
 @click.option("--rollout-weight", default=None, type=click.FloatRange(0, 1),
               help="Hybrid leaf evaluation: the weight of NoGo policy rollouts mixed with the "
-                   "network's value at each leaf (0: the network alone; default: the search's).")
+                   "network's value at each leaf (0: the network alone; default 0.5).")
 @click.option("--rollouts", default=None, type=click.IntRange(min=1),
-              help="Rollouts per leaf when rollouts are mixed in (default 1).")
+              help="Rollouts per leaf when rollouts are mixed in (default 4).")
 @agent_choice
 @seed_option()
 @click.option("--live-gfx", default="auto", show_default=True,
