@@ -169,6 +169,26 @@ def _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r):
         _retest(stones, root, libs, legal, meta, nbr, lone)
 
 
+# Public for playout.py, whose _put merges blocks the same way (keeping block sizes of its own).
+# Inlined so the hot paths pay no call per merge.
+@njit(cache=True, inline="always")
+def merge_blocks(root, nxt, libs, big, small):
+    """Merge block ``small`` into block ``big`` (both roots): relabel the smaller block's stones,
+    splice the two circular stone lists and OR the liberty bitsets. The caller picks which block
+    is the smaller (quick-find union: a merge walks only the smaller block)."""
+    s = small
+    while True:
+        root[s] = big
+        s = nxt[s]
+        if s == small:
+            break
+    tmp = nxt[big]
+    nxt[big] = nxt[small]
+    nxt[small] = tmp
+    for w in range(libs.shape[1]):
+        libs[big, w] |= libs[small, w]
+
+
 @njit(cache=True)
 def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
     """Put a stone of colour c on p and update blocks, liberties and hash (no legality check).
@@ -202,17 +222,7 @@ def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
             if s == rq:
                 break
         big, small = (rq, r) if size_q >= size_r else (r, rq)
-        s = small
-        while True:
-            root[s] = big
-            s = nxt[s]
-            if s == small:
-                break
-        tmp = nxt[big]
-        nxt[big] = nxt[small]
-        nxt[small] = tmp
-        for w in range(W):
-            libs[big, w] |= libs[small, w]
+        merge_blocks(root, nxt, libs, big, small)
         r = big
         size_r += size_q
     pw = p >> 6

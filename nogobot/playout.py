@@ -45,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry, liberty_count
+from .board import (BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry, liberty_count,
+                    merge_blocks)
 
 # The policy's knobs, the defaults of rollout_scratch (a workspace carries its own copy, so two
 # searches in one process can compare policies).
@@ -149,8 +150,9 @@ def _legal_both(stones, root, nlibs, nbr, p, c):
 def _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c):
     """Place a stone of c on p (legal): merge blocks (relabel the smaller), update liberties.
 
-    Like ``board._place`` but with block sizes and liberty counts kept at the roots (a merge
-    walks only the smaller block; legality reads a count), and no hash."""
+    Like ``board._place`` (the same ``board.merge_blocks``) but with block sizes and liberty
+    counts kept at the roots (a merge walks only the smaller block; legality reads a count), and
+    no hash."""
     stones[p] = c
     root[p] = p
     nxt[p] = p
@@ -174,17 +176,7 @@ def _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c):
             big, small = rq, r
         else:
             big, small = r, rq
-        s = small
-        while True:
-            root[s] = big
-            s = nxt[s]
-            if s == small:
-                break
-        tmp = nxt[big]
-        nxt[big] = nxt[small]
-        nxt[small] = tmp
-        for w in range(W):
-            libs[big, w] |= libs[small, w]
+        merge_blocks(root, nxt, libs, big, small)
         bsize[big] += bsize[small]
         r = big
     pw = p >> 6
