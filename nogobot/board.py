@@ -269,6 +269,21 @@ def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
     _set_to_move(meta, zob, 3 - c)
 
 
+# Public for agents/rave.py, whose simulations and win-at-once test start from a copy each time.
+@njit(cache=True, inline="always")
+def copy_position(src, dst):
+    """Copy the six state arrays of ``src`` (stones, root, nxt, libs, legal, meta: the tuple
+    ``Board.arrays()`` gives) into those of ``dst``, a tuple of arrays of the same shapes."""
+    stones, root, nxt, libs, legal, meta = src
+    d_stones, d_root, d_nxt, d_libs, d_legal, d_meta = dst
+    d_stones[:] = stones
+    d_root[:] = root
+    d_nxt[:] = nxt
+    d_libs[:, :] = libs
+    d_legal[:, :] = legal
+    d_meta[:] = meta
+
+
 @njit(cache=True)
 def _recompute_legal(stones, root, libs, legal, meta, nbr):
     """Full recomputation of both legal masks (setup positions, tests)."""

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from .. import coords
-from ..board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone
+from ..board import LAST, NLEGAL_B, TO_MOVE, Board, copy_position, play_stone
 from ..playout import local_score, policy_rollout, rollout_scratch
 from .base import SearchAgent
 
@@ -142,16 +142,12 @@ def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_node
     many ran (fewer once the root is proven)."""
     np.random.seed(seed)
     w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
+    position = (stones, root, nxt, libs, legal, meta)
     expand_after = params[P_EXPAND]
     done = 0
     while done < iterations and proof[root_node] == 0:
         done += 1
-        w_stones[:] = stones
-        w_root[:] = root
-        w_nxt[:] = nxt
-        w_libs[:, :] = libs
-        w_legal[:, :] = legal
-        w_meta[:] = meta
+        copy_position(position, work)
         node = root_node
         depth = 0
         path[0] = node
@@ -238,12 +234,7 @@ def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
     c = meta[TO_MOVE]
     for q in range(stones.shape[0]):
         if legal[c, q]:
-            w_stones[:] = stones
-            w_root[:] = root
-            w_nxt[:] = nxt
-            w_libs[:, :] = libs
-            w_legal[:, :] = legal
-            w_meta[:] = meta
+            copy_position((stones, root, nxt, libs, legal, meta), work)
             play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, q, c)
             if w_meta[NLEGAL_B + 2 - c] == 0:
                 return q
