@@ -114,10 +114,10 @@ def _entry_kernels(kind: str) -> list:
 
         kernels += [mcts.reroot, solver.solve_root]
     elif kind == "agents":
-        from .agents import alphabeta, rave, rollout
+        from .agents import alphabeta, rave_kernels, rollout
 
-        kernels += [rollout.uct_batch, alphabeta.search_root, rave.rave_batch,
-                    rave.compact_subtree]
+        kernels += [rollout.uct_batch, alphabeta.search_root, rave_kernels.rave_batch,
+                    rave_kernels.compact_subtree]
     return kernels
 
 

@@ -3,28 +3,16 @@
 The yardstick the network engine is judged against (issue 19): the design of the classical NoGo
 programs that won the Olympiad and TAAI events, with no network.
 
-Search. Each simulation copies the root position, descends the tree, expands a leaf once it has
-been visited ``EXPAND_VISITS`` times (all legal moves, with priors), steps into one child and
-finishes the game with ``playout.policy_rollout``. The result is backed up twice: as ordinary
-Monte-Carlo values (``N``/``W`` of each node on the path) and as AMAF values (``AN``/``AW``): a
-child of a node on the path counts the simulation when its move was later played by the same
-colour. In NoGo every point is played at most once in a game, so "later played by that colour"
-is just the final position's stone there, which the rollout leaves in its workspace.
+Search (``rave_kernels``, whose docstring has the details): MCTS with RAVE: each simulation
+descends the tree, expands a leaf once visited ``EXPAND_VISITS`` times (all legal moves, AMAF
+priors from the rollout policy's local score), finishes the game with
+``playout.policy_rollout`` and backs up Monte-Carlo and AMAF values; an MCTS-solver proves
+wins and losses. A proven win is played, a proven root stops the search, and a move that wins at
+once is played without search.
 
-Selection (Gelly & Silver 2011, the hand-selected schedule michi uses): a child's value is
-``(1 - β)·W/N + β·AW/AN`` with ``β = AN / (AN + N + N·AN/RAVE_EQUIV)``, plus a small UCB term.
-AMAF values start from priors (``PRIOR_VISITS`` pseudo-visits): a point only the mover can play
-(a safe point, better kept for later) starts low, a point the rollout policy's local score likes
-starts high, so the first simulations already go where the policy would.
-
-MCTS-solver: a node whose side to move has no legal move is a proven win for the colour that
-moved into it; a node with a winning child is a proven loss for its mover, and one whose
-children are all proven losses a proven win. Proven losses are never selected, a proven win is
-played, and a proven root stops the search. A move that wins at once is played without search.
-
-Tree. A struct of arrays grown in place by a numba kernel in batches, so Python can watch the
-clock (as in ``rollout.py``). The subtree of the moves played since the last search is kept
-(copied to the front of fresh arrays) and the next search goes on from its statistics.
+Tree. A struct of arrays (``_Tree``) grown in place by ``rave_batch`` in batches, so Python can
+watch the clock (as in ``rollout.py``). The subtree of the moves played since the last search is
+kept (copied to the front of fresh arrays) and the next search goes on from its statistics.
 
 Time. Through GTP the agent gets the time manager's ``timecontrol.MoveBudget`` (it declares
 ``takes_move_budget``): it searches to the planned time and, when the most visited move is not
@@ -37,18 +25,17 @@ that release the GIL; their root visits are summed to choose the move.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from .. import coords
-from ..board import LAST, NLEGAL_B, TO_MOVE, Board, copy_position, play_stone
-from ..playout import local_score, policy_rollout, rollout_scratch
+from ..board import Board
+from ..playout import rollout_scratch
 from .base import SearchAgent
+from .rave_kernels import compact_subtree, rave_batch, winning_move
 
 RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same
 C_UCT = 0.05  # exploration term on top of RAVE's own (AMAF spreads information widely)
@@ -59,219 +46,6 @@ PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
 MAX_NODES = 3_000_000  # tree nodes over all threads (about 28 bytes each)
 DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
-
-P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP = range(6)
-
-
-@njit(cache=True, nogil=True)
-def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, first, nchild,
-            mover, proof, N, W, AN, AW, params):
-    """Give ``node`` (side to move c, at least one legal move) all its legal moves as children,
-    with prior AMAF values; False when the tree is full."""
-    area = w_stones.shape[0]
-    k = 0
-    for p in range(area):
-        if w_legal[c, p]:
-            k += 1
-    f = n_nodes[0]
-    if f + k > move.shape[0]:
-        return False
-    o = 3 - c
-    prior_n = params[P_PRIOR_N]
-    j = f
-    for p in range(area):
-        if not w_legal[c, p]:
-            continue
-        move[j] = p
-        first[j] = -1
-        nchild[j] = -1
-        mover[j] = c
-        proof[j] = 0
-        N[j] = 0
-        W[j] = 0.0
-        if not w_legal[o, p]:
-            value = params[P_PRIOR_SAFE]
-        else:
-            value = 0.5 + params[P_PRIOR_STEP] * local_score(w_stones, w_root, w_libs, nbr, p, c)
-            value = min(max(value, 0.1), 0.9)
-        AN[j] = prior_n
-        AW[j] = prior_n * value
-        j += 1
-    first[node] = f
-    nchild[node] = k
-    n_nodes[0] = f + k
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _select(node, first, nchild, proof, N, W, AN, AW, params):
-    """The child of ``node`` to descend into, or -1 when every child is a proven loss."""
-    f = first[node]
-    k = nchild[node]
-    log_n = math.log(N[node] + 1.0)
-    c_uct = params[P_C_UCT]
-    inv_equiv = params[P_INV_EQUIV]
-    best = -1
-    best_score = -1e30
-    for j in range(f, f + k):
-        pj = proof[j]
-        if pj > 0:
-            return j  # a proven win for the side to move
-        if pj < 0:
-            continue
-        n = N[j]
-        an = AN[j]
-        if n > 0:
-            beta = an / (an + n + n * an * inv_equiv)
-            value = (1.0 - beta) * (W[j] / n) + beta * (AW[j] / an)
-        else:
-            value = AW[j] / an if an > 0 else 0.5
-        score = value + c_uct * math.sqrt(log_n / (n + 1.0))
-        if score > best_score:
-            best_score = score
-            best = j
-    return best
-
-
-# Public for warmup.py, which loads it at start-up.
-@njit(cache=True, nogil=True)
-def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
-                nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
-                path):
-    """Run up to ``iterations`` simulations from the root state (left untouched); returns how
-    many ran (fewer once the root is proven)."""
-    np.random.seed(seed)
-    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
-    position = (stones, root, nxt, libs, legal, meta)
-    expand_after = params[P_EXPAND]
-    done = 0
-    while done < iterations and proof[root_node] == 0:
-        done += 1
-        copy_position(position, work)
-        node = root_node
-        depth = 0
-        path[0] = node
-        # Selection.
-        while proof[node] == 0 and nchild[node] > 0:
-            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
-            if j < 0:
-                proof[node] = 1  # every move loses for the side to move: node's mover won
-                break
-            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j],
-                  w_meta[TO_MOVE])
-            node = j
-            depth += 1
-            path[depth] = node
-        # Evaluation: a known result, or expansion and a rollout.
-        winner = 0
-        use_work = True
-        for _ in range(2):  # at most: the leaf, then the child stepped into after expanding
-            if proof[node] != 0:
-                winner = mover[node] if proof[node] > 0 else 3 - mover[node]
-                break
-            c = w_meta[TO_MOVE]
-            if w_meta[NLEGAL_B + c - 1] == 0:
-                proof[node] = 1
-                winner = 3 - c
-                break
-            if nchild[node] >= 0 or (node != root_node and N[node] + 1 < expand_after):
-                break
-            if not _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move,
-                           first, nchild, mover, proof, N, W, AN, AW, params):
-                break
-            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
-            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j], c)
-            node = j
-            depth += 1
-            path[depth] = node
-        if winner == 0:
-            winner = policy_rollout(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob,
-                                    w_meta[LAST], scratch)
-            use_work = False
-        final = w_stones if use_work else scratch[0]
-        # Back-up: Monte-Carlo and AMAF values.
-        for d in range(depth + 1):
-            i = path[d]
-            N[i] += 1
-            if mover[i] == winner:
-                W[i] += 1.0
-            k = nchild[i]
-            if k > 0:
-                f = first[i]
-                for j in range(f, f + k):
-                    m = mover[j]
-                    if final[move[j]] == m:
-                        AN[j] += 1.0
-                        if m == winner:
-                            AW[j] += 1.0
-        # Back-up: proofs.
-        for d in range(depth, 0, -1):
-            i = path[d]
-            par = path[d - 1]
-            if proof[par] != 0:
-                break
-            if proof[i] > 0:
-                proof[par] = -1
-            elif proof[i] < 0:
-                f = first[par]
-                all_lost = True
-                for j in range(f, f + nchild[par]):
-                    if proof[j] >= 0:
-                        all_lost = False
-                        break
-                if not all_lost:
-                    break
-                proof[par] = 1
-            else:
-                break
-    return done
-
-
-@njit(cache=True)
-def _winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
-    """A move after which the opponent has no legal move, or -1 (``work``: state copies)."""
-    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
-    c = meta[TO_MOVE]
-    for q in range(stones.shape[0]):
-        if legal[c, q]:
-            copy_position((stones, root, nxt, libs, legal, meta), work)
-            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, q, c)
-            if w_meta[NLEGAL_B + 2 - c] == 0:
-                return q
-    return -1
-
-
-# Public for warmup.py, which loads it at start-up.
-@njit(cache=True)
-def compact_subtree(src_root, move, first, nchild, mover, proof, N, W, AN, AW,
-             d_move, d_first, d_nchild, d_mover, d_proof, d_N, d_W, d_AN, d_AW):
-    """Copy the subtree of ``src_root`` to the front of the destination arrays (breadth
-    first, children kept contiguous); returns its node count."""
-    queue = np.empty(d_move.shape[0], dtype=np.int64)  # source index of each copied node
-    d_move[0], d_mover[0], d_proof[0] = move[src_root], mover[src_root], proof[src_root]
-    d_N[0], d_W[0], d_AN[0], d_AW[0] = N[src_root], W[src_root], AN[src_root], AW[src_root]
-    queue[0] = src_root
-    head = 0
-    tail = 1
-    while head < tail:
-        s = queue[head]
-        k = nchild[s]
-        if k > 0 and tail + k <= d_move.shape[0]:
-            d_first[head] = tail
-            d_nchild[head] = k
-            f = first[s]
-            for j in range(k):
-                t = tail + j
-                o = f + j
-                d_move[t], d_mover[t], d_proof[t] = move[o], mover[o], proof[o]
-                d_N[t], d_W[t], d_AN[t], d_AW[t] = N[o], W[o], AN[o], AW[o]
-                queue[t] = o
-            tail += k
-        else:
-            d_first[head] = -1
-            d_nchild[head] = -1
-        head += 1
-    return tail
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
@@ -404,6 +178,7 @@ class RaveAgent(SearchAgent):
         self.log = log
         self.max_nodes = max_nodes
         self.policy = dict(policy or {})  # rollout_scratch's knobs (default: playout's)
+        # In the order of rave_kernels' P_* slots.
         self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
                                 PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
         self._trees: list[_Tree] = []
@@ -429,7 +204,7 @@ class RaveAgent(SearchAgent):
             return coords.RESIGN
         geo = board.geo
         work = tuple(a.copy() for a in board.arrays())
-        win = _winning_move(*board.arrays(), geo.nbr, geo.zobrist, work)
+        win = winning_move(*board.arrays(), geo.nbr, geo.zobrist, work)
         if win >= 0:
             self._finish(board, RaveResult(int(win), 0, time.perf_counter() - t0, 1.0,
                                            "win-at-once", 0, 0))

@@ -1,0 +1,252 @@
+"""The rave agent's numba kernels: one batch of simulations on a struct-of-arrays tree.
+
+What this module owns: ``rave_batch`` (simulations: selection, expansion, rollout, back-up),
+leaf expansion with priors and child selection, ``winning_move`` (a move that wins at once) and
+``compact_subtree`` (tree reuse), with the ``params`` slots they read. ``agents/rave.py`` owns
+the ``RaveAgent``, its Python-side trees, the clock and the threads.
+
+Search. Each simulation copies the root position, descends the tree, expands a leaf once it has
+been visited ``params[P_EXPAND]`` times (all legal moves, with priors), steps into one child and
+finishes the game with ``playout.policy_rollout``. The result is backed up twice: as ordinary
+Monte-Carlo values (``N``/``W`` of each node on the path) and as AMAF values (``AN``/``AW``): a
+child of a node on the path counts the simulation when its move was later played by the same
+colour. In NoGo every point is played at most once in a game, so "later played by that colour"
+is just the final position's stone there, which the rollout leaves in its workspace.
+
+Selection (Gelly & Silver 2011, the hand-selected schedule michi uses): a child's value is
+``(1 - β)·W/N + β·AW/AN`` with ``β = AN / (AN + N + N·AN/RAVE_EQUIV)``, plus a small UCB term.
+AMAF values start from priors (``PRIOR_VISITS`` pseudo-visits; the defaults are in rave.py): a
+point only the mover can play (a safe point, better kept for later) starts low, a point the
+rollout policy's local score likes starts high, so the first simulations already go where the
+policy would.
+
+MCTS-solver: a node whose side to move has no legal move is a proven win for the colour that
+moved into it; a node with a winning child is a proven loss for its mover, and one whose
+children are all proven losses a proven win. Proven losses are never selected, and a proven
+root stops the batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..board import LAST, NLEGAL_B, TO_MOVE, copy_position, play_stone
+from ..playout import local_score, policy_rollout
+
+# Slots of the ``params`` array the kernels read (RaveAgent fills it in this order).
+P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP = range(6)
+
+
+@njit(cache=True, nogil=True)
+def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, first, nchild,
+            mover, proof, N, W, AN, AW, params):
+    """Give ``node`` (side to move c, at least one legal move) all its legal moves as children,
+    with prior AMAF values; False when the tree is full."""
+    area = w_stones.shape[0]
+    k = 0
+    for p in range(area):
+        if w_legal[c, p]:
+            k += 1
+    f = n_nodes[0]
+    if f + k > move.shape[0]:
+        return False
+    o = 3 - c
+    prior_n = params[P_PRIOR_N]
+    j = f
+    for p in range(area):
+        if not w_legal[c, p]:
+            continue
+        move[j] = p
+        first[j] = -1
+        nchild[j] = -1
+        mover[j] = c
+        proof[j] = 0
+        N[j] = 0
+        W[j] = 0.0
+        if not w_legal[o, p]:
+            value = params[P_PRIOR_SAFE]
+        else:
+            value = 0.5 + params[P_PRIOR_STEP] * local_score(w_stones, w_root, w_libs, nbr, p, c)
+            value = min(max(value, 0.1), 0.9)
+        AN[j] = prior_n
+        AW[j] = prior_n * value
+        j += 1
+    first[node] = f
+    nchild[node] = k
+    n_nodes[0] = f + k
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _select(node, first, nchild, proof, N, W, AN, AW, params):
+    """The child of ``node`` to descend into, or -1 when every child is a proven loss."""
+    f = first[node]
+    k = nchild[node]
+    log_n = math.log(N[node] + 1.0)
+    c_uct = params[P_C_UCT]
+    inv_equiv = params[P_INV_EQUIV]
+    best = -1
+    best_score = -1e30
+    for j in range(f, f + k):
+        pj = proof[j]
+        if pj > 0:
+            return j  # a proven win for the side to move
+        if pj < 0:
+            continue
+        n = N[j]
+        an = AN[j]
+        if n > 0:
+            beta = an / (an + n + n * an * inv_equiv)
+            value = (1.0 - beta) * (W[j] / n) + beta * (AW[j] / an)
+        else:
+            value = AW[j] / an if an > 0 else 0.5
+        score = value + c_uct * math.sqrt(log_n / (n + 1.0))
+        if score > best_score:
+            best_score = score
+            best = j
+    return best
+
+
+# Public for rave.py (each tree's batches) and warmup.py, which loads it at start-up.
+@njit(cache=True, nogil=True)
+def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
+                nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
+                path):
+    """Run up to ``iterations`` simulations from the root state (left untouched); returns how
+    many ran (fewer once the root is proven)."""
+    np.random.seed(seed)
+    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
+    position = (stones, root, nxt, libs, legal, meta)
+    expand_after = params[P_EXPAND]
+    done = 0
+    while done < iterations and proof[root_node] == 0:
+        done += 1
+        copy_position(position, work)
+        node = root_node
+        depth = 0
+        path[0] = node
+        # Selection.
+        while proof[node] == 0 and nchild[node] > 0:
+            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
+            if j < 0:
+                proof[node] = 1  # every move loses for the side to move: node's mover won
+                break
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j],
+                  w_meta[TO_MOVE])
+            node = j
+            depth += 1
+            path[depth] = node
+        # Evaluation: a known result, or expansion and a rollout.
+        winner = 0
+        use_work = True
+        for _ in range(2):  # at most: the leaf, then the child stepped into after expanding
+            if proof[node] != 0:
+                winner = mover[node] if proof[node] > 0 else 3 - mover[node]
+                break
+            c = w_meta[TO_MOVE]
+            if w_meta[NLEGAL_B + c - 1] == 0:
+                proof[node] = 1
+                winner = 3 - c
+                break
+            if nchild[node] >= 0 or (node != root_node and N[node] + 1 < expand_after):
+                break
+            if not _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move,
+                           first, nchild, mover, proof, N, W, AN, AW, params):
+                break
+            j = _select(node, first, nchild, proof, N, W, AN, AW, params)
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j], c)
+            node = j
+            depth += 1
+            path[depth] = node
+        if winner == 0:
+            winner = policy_rollout(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob,
+                                    w_meta[LAST], scratch)
+            use_work = False
+        final = w_stones if use_work else scratch[0]
+        # Back-up: Monte-Carlo and AMAF values.
+        for d in range(depth + 1):
+            i = path[d]
+            N[i] += 1
+            if mover[i] == winner:
+                W[i] += 1.0
+            k = nchild[i]
+            if k > 0:
+                f = first[i]
+                for j in range(f, f + k):
+                    m = mover[j]
+                    if final[move[j]] == m:
+                        AN[j] += 1.0
+                        if m == winner:
+                            AW[j] += 1.0
+        # Back-up: proofs.
+        for d in range(depth, 0, -1):
+            i = path[d]
+            par = path[d - 1]
+            if proof[par] != 0:
+                break
+            if proof[i] > 0:
+                proof[par] = -1
+            elif proof[i] < 0:
+                f = first[par]
+                all_lost = True
+                for j in range(f, f + nchild[par]):
+                    if proof[j] >= 0:
+                        all_lost = False
+                        break
+                if not all_lost:
+                    break
+                proof[par] = 1
+            else:
+                break
+    return done
+
+
+# Public for rave.py (RaveAgent.select_move plays a move that wins at once without search).
+@njit(cache=True)
+def winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
+    """A move after which the opponent has no legal move, or -1 (``work``: state copies)."""
+    w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
+    c = meta[TO_MOVE]
+    for q in range(stones.shape[0]):
+        if legal[c, q]:
+            copy_position((stones, root, nxt, libs, legal, meta), work)
+            play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, q, c)
+            if w_meta[NLEGAL_B + 2 - c] == 0:
+                return q
+    return -1
+
+
+# Public for rave.py (tree reuse) and warmup.py, which loads it at start-up.
+@njit(cache=True)
+def compact_subtree(src_root, move, first, nchild, mover, proof, N, W, AN, AW,
+             d_move, d_first, d_nchild, d_mover, d_proof, d_N, d_W, d_AN, d_AW):
+    """Copy the subtree of ``src_root`` to the front of the destination arrays (breadth
+    first, children kept contiguous); returns its node count."""
+    queue = np.empty(d_move.shape[0], dtype=np.int64)  # source index of each copied node
+    d_move[0], d_mover[0], d_proof[0] = move[src_root], mover[src_root], proof[src_root]
+    d_N[0], d_W[0], d_AN[0], d_AW[0] = N[src_root], W[src_root], AN[src_root], AW[src_root]
+    queue[0] = src_root
+    head = 0
+    tail = 1
+    while head < tail:
+        s = queue[head]
+        k = nchild[s]
+        if k > 0 and tail + k <= d_move.shape[0]:
+            d_first[head] = tail
+            d_nchild[head] = k
+            f = first[s]
+            for j in range(k):
+                t = tail + j
+                o = f + j
+                d_move[t], d_mover[t], d_proof[t] = move[o], mover[o], proof[o]
+                d_N[t], d_W[t], d_AN[t], d_AW[t] = N[o], W[o], AN[o], AW[o]
+                queue[t] = o
+            tail += k
+        else:
+            d_first[head] = -1
+            d_nchild[head] = -1
+        head += 1
+    return tail
