@@ -45,8 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import (BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry, liberty_count,
-                    merge_blocks)
+from .board import BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry, liberty_count, merge_blocks
 
 # The policy's knobs, the defaults of rollout_scratch (a workspace carries its own copy, so two
 # searches in one process can compare policies).
