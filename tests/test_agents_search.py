@@ -149,7 +149,7 @@ def test_rollout_counts_playouts_and_alphabeta_deepens():
 
 
 def test_registry_options():
-    assert set(AGENTS) == {"random", "greedy", "rollout", "alphabeta"}
+    assert set(AGENTS) == {"random", "greedy", "rollout", "alphabeta", "rave"}
     assert make_agent("rollout", playouts=50, seed=1).playouts == 50
     assert make_agent("alphabeta").seconds == 1.0
     assert make_agent("rollout").playouts == 10_000
@@ -159,6 +159,6 @@ def test_registry_options():
         make_agent("nope")
     b = Board(5)
     for name in AGENTS:
-        opts = {"playouts": 50} if name == "rollout" else {"seconds": 0.05} \
+        opts = {"playouts": 50} if name in ("rollout", "rave") else {"seconds": 0.05} \
             if name == "alphabeta" else {}
         assert b.is_legal(make_agent(name, seed=1, **opts).select_move(b))
