@@ -73,6 +73,25 @@ class SearchConfig:
     # where the network alone won 6 of 12 and 0.5 x 1 or 0.75 x 8 did no better.
     rollout_weight: float = 0.5
     rollout_count: int = 4
+    # The weight by phase: ``rollout_weight`` while ``ramp_start_empties`` or more points are
+    # empty, ``endgame_rollout_weight`` from ``ramp_end_empties`` down, linear between (rollouts
+    # read the late middle game better than the network does). None keeps one weight throughout.
+    endgame_rollout_weight: float | None = None
+    ramp_start_empties: int = 55
+    ramp_end_empties: int = 30
+
+    def rollout_weight_at(self, empties: int) -> float:
+        """The rollouts' weight in a search from a root with ``empties`` empty points."""
+        late = self.endgame_rollout_weight
+        if late is None or self.rollout_weight <= 0.0:
+            return self.rollout_weight
+        hi, lo = self.ramp_start_empties, self.ramp_end_empties
+        if empties >= hi:
+            return self.rollout_weight
+        if empties <= lo or hi <= lo:
+            return late
+        f = (hi - empties) / (hi - lo)
+        return self.rollout_weight + f * (late - self.rollout_weight)
 
 
 class Tree:

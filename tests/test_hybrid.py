@@ -6,6 +6,8 @@ near 0 without them and follows them with them. The cache and the nodes keep the
 value either way.
 """
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -82,3 +84,31 @@ def test_rollouts_leave_the_board_and_tree_consistent(lopsided):
     assert int(t.VL[:t.nodes].sum()) == 0  # every virtual loss was removed
     kids = t.children(0)
     assert int(t.N[0]) >= int(kids.N.sum())
+
+
+def test_weight_ramps_with_the_phase():
+    cfg = SearchConfig(rollout_weight=0.4, endgame_rollout_weight=0.9, ramp_start_empties=55,
+                       ramp_end_empties=30)
+    weights = [cfg.rollout_weight_at(e) for e in range(81, -1, -1)]  # the game in order
+    assert weights[0] == cfg.rollout_weight_at(55) == 0.4
+    assert cfg.rollout_weight_at(30) == cfg.rollout_weight_at(0) == 0.9
+    assert all(a <= b for a, b in pairwise(weights))  # rises as the board fills
+    assert 0.4 < cfg.rollout_weight_at(42) < 0.9
+    assert SearchConfig(rollout_weight=0.5).rollout_weight_at(10) == 0.5  # no ramp: one weight
+    assert SearchConfig(rollout_weight=0.0, endgame_rollout_weight=0.9).rollout_weight_at(10) == 0
+
+
+def test_a_late_root_searches_with_the_endgame_weight(lopsided):
+    # The 7x7 position has 27-35 empty points: past a ramp that ends at 40, the search's weight
+    # is the endgame one, and the search is the one with that weight throughout.
+    def ramped(late):
+        cfg = SearchConfig(rollout_weight=0.5, endgame_rollout_weight=late, ramp_start_empties=60,
+                           ramp_end_empties=40, rollout_count=4, use_solver=False, batch_size=8,
+                           max_tree_mb=16)
+        s = Searcher(UniformEvaluator(), lopsided.size, cfg, seed=3)
+        return s.search(lopsided, SearchLimits(playouts=600)).value
+
+    _, full = _search(lopsided, 1.0, count=4)
+    _, none = _search(lopsided, 0.0, count=4)
+    assert ramped(1.0) == full.value
+    assert ramped(0.0) == none.value

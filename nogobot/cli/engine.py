@@ -85,6 +85,9 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
 @click.option("--rollout-weight", default=None, type=click.FloatRange(0, 1),
               help="Hybrid leaf evaluation: the weight of NoGo policy rollouts mixed with the "
                    "network's value at each leaf (0: the network alone; default 0.5).")
+@click.option("--endgame-rollout-weight", default=None, type=click.FloatRange(0, 1),
+              help="The rollouts' weight from 30 empty points down, reached linearly from 55 "
+                   "(default: the same as --rollout-weight).")
 @click.option("--rollouts", default=None, type=click.IntRange(min=1),
               help="Rollouts per leaf when rollouts are mixed in (default 4).")
 @agent_choice
@@ -94,8 +97,8 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, ponder, batch, max_tree_mb, rollout_weight, rollouts, agent_name, seed,
-            live_gfx, quiet) -> None:
+            lag_buffer, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
+            agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..gtp import serve
     from ..timecontrol import TimePolicy
@@ -107,6 +110,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
     if rollout_weight is not None:
         search["rollout_weight"] = rollout_weight
+    if endgame_rollout_weight is not None:
+        search["endgame_rollout_weight"] = endgame_rollout_weight
     if rollouts is not None:
         search["rollout_count"] = rollouts
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
