@@ -111,26 +111,37 @@ def _has_liberty_besides(libs, r, p):
     return False
 
 
-@njit(cache=True)
-def _is_legal(stones, root, libs, nbr, p, c):
-    """Legality of colour c at point p from block state (no mask lookup)."""
-    if stones[p] != EMPTY:
-        return False
-    has_lib = False
+@njit(cache=True, inline="always")
+def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c):
+    """Legality of empty point p for c and for its opponent, from one look at p's neighbours:
+    a colour needs a liberty (an empty neighbour or a block of its own with another liberty)
+    and must not capture (fill the last liberty of the other colour's block).
+
+    ``has_other_liberty(lib_state, r, p)`` says whether block r has a liberty besides p: from
+    the liberty bitsets here (``_has_liberty_besides``), from liberty counts in the rollouts
+    (``playout``). numba compiles one specialisation per function passed, so the call costs
+    nothing."""
+    lib_c = False
+    lib_o = False
+    capture_c = False
+    capture_o = False
     for k in range(4):
         q = nbr[p, k]
         if q < 0:
             continue
         s = stones[q]
         if s == EMPTY:
-            has_lib = True
-        elif s == c:
-            if not has_lib and _has_liberty_besides(libs, root[q], p):
-                has_lib = True
+            lib_c = True
+            lib_o = True
+            continue
+        other = has_other_liberty(lib_state, root[q], p)
+        if s == c:
+            lib_c |= other
+            capture_o |= not other
         else:
-            if not _has_liberty_besides(libs, root[q], p):
-                return False  # would capture
-    return has_lib  # False = suicide
+            lib_o |= other
+            capture_c |= not other
+    return lib_c and not capture_c, lib_o and not capture_o
 
 
 @njit(cache=True)
@@ -143,10 +154,12 @@ def _set_legal(legal, meta, p, c, value):
 @njit(cache=True)
 def _retest(stones, root, libs, legal, meta, nbr, q):
     """Re-test legality of empty point q for both colours (only legal -> illegal happens)."""
-    if legal[BLACK, q]:
-        _set_legal(legal, meta, q, BLACK, _is_legal(stones, root, libs, nbr, q, BLACK))
-    if legal[WHITE, q]:
-        _set_legal(legal, meta, q, WHITE, _is_legal(stones, root, libs, nbr, q, WHITE))
+    if legal[BLACK, q] or legal[WHITE, q]:
+        ok_b, ok_w = legal_both_by(_has_liberty_besides, libs, stones, root, nbr, q, BLACK)
+        if not ok_b:
+            _set_legal(legal, meta, q, BLACK, False)
+        if not ok_w:
+            _set_legal(legal, meta, q, WHITE, False)
 
 
 @njit(cache=True)
@@ -189,23 +202,29 @@ def merge_blocks(root, nxt, libs, big, small):
         libs[big, w] |= libs[small, w]
 
 
-@njit(cache=True)
-def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
-    """Put a stone of colour c on p and update blocks, liberties and hash (no legality check).
-
-    Returns the root of the block now holding p."""
+@njit(cache=True, inline="always")
+def new_block(stones, root, nxt, libs, nbr, p, c):
+    """Put a stone of c on empty point p as a block of its own, its empty neighbours its
+    liberties (the merges with neighbouring blocks come next)."""
     stones[p] = c
     root[p] = p
     nxt[p] = p
-    W = libs.shape[1]
-    for w in range(W):
+    for w in range(libs.shape[1]):
         libs[p, w] = 0
     for k in range(4):
         q = nbr[p, k]
         if q >= 0 and stones[q] == EMPTY:
             libs[p, q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+
+
+@njit(cache=True, inline="always")
+def join_neighbours_by(block_size, add_size, size_state, stones, root, nxt, libs, nbr, p, c):
+    """Merge the new block at p with c's blocks beside it (each time the smaller block is
+    relabelled into the larger, ``merge_blocks``) and take p from their liberties; returns the
+    root of the block holding p. ``block_size(size_state, r)`` is block r's size and
+    ``add_size(size_state, big, small)`` records a merge: walked here (``_walk_size``), kept at
+    the roots in the rollouts (``playout``)."""
     r = p
-    size_r = 1
     for k in range(4):
         q = nbr[p, k]
         if q < 0 or stones[q] != c:
@@ -213,21 +232,42 @@ def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
         rq = root[q]
         if rq == r:
             continue
-        # Merge: relabel the smaller block into the larger one.
-        size_q = 0
-        s = rq
-        while True:
-            size_q += 1
-            s = nxt[s]
-            if s == rq:
-                break
-        big, small = (rq, r) if size_q >= size_r else (r, rq)
+        if block_size(size_state, rq) >= block_size(size_state, r):
+            big, small = rq, r
+        else:
+            big, small = r, rq
+        add_size(size_state, big, small)
         merge_blocks(root, nxt, libs, big, small)
         r = big
-        size_r += size_q
+    libs[r, p >> 6] &= ~(np.uint64(1) << np.uint64(p & 63))
+    return r
+
+
+@njit(cache=True, inline="always")
+def _walk_size(nxt, r):
+    """The size of block r, by walking its ring of stones."""
+    n = 1
+    s = nxt[r]
+    while s != r:
+        n += 1
+        s = nxt[s]
+    return n
+
+
+@njit(cache=True, inline="always")
+def _no_sizes(nxt, big, small):
+    pass
+
+
+@njit(cache=True)
+def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
+    """Put a stone of colour c on p and update blocks, liberties and hash (no legality check).
+
+    Returns the root of the block now holding p."""
+    new_block(stones, root, nxt, libs, nbr, p, c)
+    r = join_neighbours_by(_walk_size, _no_sizes, nxt, stones, root, nxt, libs, nbr, p, c)
     pw = p >> 6
     pbit = ~(np.uint64(1) << np.uint64(p & 63))
-    libs[r, pw] &= pbit
     for k in range(4):
         q = nbr[p, k]
         if q >= 0 and stones[q] == 3 - c:
@@ -290,11 +330,13 @@ def _recompute_legal(stones, root, libs, legal, meta, nbr):
     meta[NLEGAL_B] = 0
     meta[NLEGAL_W] = 0
     for p in range(stones.shape[0]):
-        for c in (BLACK, WHITE):
-            v = _is_legal(stones, root, libs, nbr, p, c)
-            legal[c, p] = v
-            if v:
-                meta[NLEGAL_B + c - 1] += 1
+        ok_b, ok_w = False, False
+        if stones[p] == EMPTY:
+            ok_b, ok_w = legal_both_by(_has_liberty_besides, libs, stones, root, nbr, p, BLACK)
+        legal[BLACK, p] = ok_b
+        legal[WHITE, p] = ok_w
+        meta[NLEGAL_B] += ok_b
+        meta[NLEGAL_W] += ok_w
 
 
 @njit(cache=True)

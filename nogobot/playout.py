@@ -45,7 +45,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import BLACK, EMPTY, NLEGAL_B, TO_MOVE, Board, geometry, liberty_count, merge_blocks
+from .board import (
+    BLACK,
+    EMPTY,
+    NLEGAL_B,
+    TO_MOVE,
+    Board,
+    geometry,
+    join_neighbours_by,
+    legal_both_by,
+    liberty_count,
+    new_block,
+)
 
 # The policy's knobs, the defaults of rollout_scratch (a workspace carries its own copy, so two
 # searches in one process can compare policies).
@@ -111,76 +122,52 @@ def _drop(cand, index, count, c, p):
         count[c] = n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _two_or_more(nlibs, r, p):
+    """Block r has a liberty besides p (p is one of its liberties): its count is two or more."""
+    return nlibs[r] >= 2
+
+
+@njit(cache=True, inline="always")
 def _legal_both(stones, root, nlibs, nbr, p, c):
-    """Legality of empty point p for c and for its opponent, from one look at p's neighbours:
-    a colour needs a liberty (an empty neighbour or a block of its own with another liberty)
-    and must not capture (fill the last liberty of the other colour's block). p is a liberty
-    of every adjacent block, so "another liberty" is a count of two or more."""
-    o = 3 - c
-    lib_c = False
-    lib_o = False
-    capture_c = False
-    capture_o = False
-    for k in range(4):
-        q = nbr[p, k]
-        if q < 0:
-            continue
-        s = stones[q]
-        if s == EMPTY:
-            lib_c = True
-            lib_o = True
-            continue
-        other = nlibs[root[q]] >= 2
-        if s == c:
-            if other:
-                lib_c = True
-            else:
-                capture_o = True
-        else:
-            if other:
-                lib_o = True
-            else:
-                capture_c = True
-    return lib_c and not capture_c, lib_o and not capture_o
+    """``board.legal_both_by`` from the liberty counts the rollouts keep."""
+    return legal_both_by(_two_or_more, nlibs, stones, root, nbr, p, c)
+
+
+@njit(cache=True, inline="always")
+def _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c):
+    """Legality of candidate q for c and its opponent; q leaves the candidate list of each
+    colour that can no longer play it (legal -> illegal is the only change in NoGo)."""
+    ok_c, ok_o = _legal_both(stones, root, nlibs, nbr, q, c)
+    if not ok_o:
+        _drop(cand, index, count, 3 - c, q)
+    if not ok_c:
+        _drop(cand, index, count, c, q)
+    return ok_c, ok_o
+
+
+@njit(cache=True, inline="always")
+def _kept_size(bsize, r):
+    return bsize[r]
+
+
+@njit(cache=True, inline="always")
+def _add_size(bsize, big, small):
+    bsize[big] += bsize[small]
 
 
 @njit(cache=True)
 def _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c):
     """Place a stone of c on p (legal): merge blocks (relabel the smaller), update liberties.
 
-    Like ``board._place`` (the same ``board.merge_blocks``) but with block sizes and liberty
-    counts kept at the roots (a merge walks only the smaller block; legality reads a count), and
-    no hash."""
-    stones[p] = c
-    root[p] = p
-    nxt[p] = p
+    Like ``board._place`` (the same ``board.new_block`` and ``board.join_neighbours_by``) but
+    with block sizes and liberty counts kept at the roots (no walk to size a block; legality
+    reads a count), and no hash."""
+    new_block(stones, root, nxt, libs, nbr, p, c)
     bsize[p] = 1
-    W = libs.shape[1]
-    for w in range(W):
-        libs[p, w] = 0
-    for k in range(4):
-        q = nbr[p, k]
-        if q >= 0 and stones[q] == EMPTY:
-            libs[p, q >> 6] |= np.uint64(1) << np.uint64(q & 63)
-    r = p
-    for k in range(4):
-        q = nbr[p, k]
-        if q < 0 or stones[q] != c:
-            continue
-        rq = root[q]
-        if rq == r:
-            continue
-        if bsize[rq] >= bsize[r]:
-            big, small = rq, r
-        else:
-            big, small = r, rq
-        merge_blocks(root, nxt, libs, big, small)
-        bsize[big] += bsize[small]
-        r = big
+    r = join_neighbours_by(_kept_size, _add_size, bsize, stones, root, nxt, libs, nbr, p, c)
     pw = p >> 6
     pbit = ~(np.uint64(1) << np.uint64(p & 63))
-    libs[r, pw] &= pbit
     nlibs[r] = liberty_count(libs, r)
     for k in range(4):
         q = nbr[p, k]
@@ -209,9 +196,12 @@ def _libs_besides_at_most_one(libs, r, p):
     return seen == 1
 
 
-@njit(cache=True)
-def local_score(stones, root, libs, nbr, p, c):
-    """How much playing contested point p gains c locally (module docstring)."""
+@njit(cache=True, inline="always")
+def _score_by(enclosed_by, eye_state, in_atari_after, lib_state, stones, root, nbr, p, c):
+    """How much playing contested point p gains c locally (module docstring), given
+    ``enclosed_by(eye_state, q, p, c)`` (2 when c's stones or the edge surround empty point q
+    on every side but p, 1 when the opponent's do, else 0) and ``in_atari_after(lib_state, r,
+    p)`` (block r is left with one liberty once p is filled)."""
     o = 3 - c
     score = 0
     for k in range(4):
@@ -220,52 +210,55 @@ def local_score(stones, root, libs, nbr, p, c):
             continue
         s = stones[q]
         if s == EMPTY:
-            mine = True
-            theirs = True
-            for j in range(4):
-                t = nbr[q, j]
-                if t < 0 or t == p:
-                    continue
-                st = stones[t]
-                if st != c:
-                    mine = False
-                if st != o:
-                    theirs = False
-            if mine:
-                score += 2
-            elif theirs:
-                score += 1
-        elif s == o:
-            if _libs_besides_at_most_one(libs, root[q], p):
-                score -= 2
+            score += enclosed_by(eye_state, q, p, c)
+        elif s == o and in_atari_after(lib_state, root[q], p):
+            score -= 2
     return score
 
 
 @njit(cache=True, inline="always")
-def _quick_score(around, stones, root, nlibs, nbr, p, c):
-    """``local_score`` from the neighbour counts: the same value, fewer reads."""
-    o = 3 - c
-    score = 0
-    for k in range(4):
-        q = nbr[p, k]
-        if q < 0:
+def _enclosed_by_stones(stones_nbr, q, p, c):
+    stones, nbr = stones_nbr
+    mine = True
+    theirs = True
+    for j in range(4):
+        t = nbr[q, j]
+        if t < 0 or t == p:
             continue
-        s = stones[q]
-        if s == EMPTY:
-            if around[c, q] == 3:
-                score += 2
-            elif around[o, q] == 3:
-                score += 1
-        elif s == o:
-            if nlibs[root[q]] == 2:
-                score -= 2
-    return score
+        st = stones[t]
+        mine &= st == c
+        theirs &= st == 3 - c
+    return 2 if mine else (1 if theirs else 0)
+
+
+@njit(cache=True)
+def local_score(stones, root, libs, nbr, p, c):
+    """How much playing contested point p gains c locally, from the stones and liberty bitsets
+    (rave's priors)."""
+    return _score_by(_enclosed_by_stones, (stones, nbr), _libs_besides_at_most_one, libs,
+                     stones, root, nbr, p, c)
+
+
+@njit(cache=True, inline="always")
+def _enclosed_by_counts(around, q, p, c):
+    # around[colour, q]: q's neighbours of that colour plus its off-board sides; p is empty.
+    return 2 if around[c, q] == 3 else (1 if around[3 - c, q] == 3 else 0)
+
+
+@njit(cache=True, inline="always")
+def _two_liberties(nlibs, r, p):
+    return nlibs[r] == 2
+
+
+@njit(cache=True, inline="always")
+def _quick_score(around, stones, root, nlibs, nbr, p, c):
+    """``local_score`` from the rollouts' neighbour and liberty counts: fewer reads."""
+    return _score_by(_enclosed_by_counts, around, _two_liberties, nlibs, stones, root, nbr, p, c)
 
 
 @njit(cache=True)
 def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy, c, last):
     """The policy's move for c, or -1 when c has no legal move (module docstring)."""
-    o = 3 - c
     if count[3]:
         # No contested point is left, so none can come back: each side fills its own points.
         while count[c] > 0:
@@ -287,11 +280,8 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
             s = _quick_score(around, stones, root, nlibs, nbr, q, c)
             if s < best_score or s <= 0:
                 continue
-            ok_c, ok_o = _legal_both(stones, root, nlibs, nbr, q, c)
-            if not ok_o:
-                _drop(cand, index, count, o, q)
+            ok_c, ok_o = _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c)
             if not ok_c:
-                _drop(cand, index, count, c, q)
                 continue
             if not ok_o:
                 continue  # safe for c: keep it for later
@@ -310,11 +300,8 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
     draws = 0
     while count[c] > 0 and draws < MAX_DRAWS:
         q = cand[c, np.random.randint(count[c])]
-        ok_c, ok_o = _legal_both(stones, root, nlibs, nbr, q, c)
-        if not ok_o:
-            _drop(cand, index, count, o, q)
+        ok_c, ok_o = _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c)
         if not ok_c:
-            _drop(cand, index, count, c, q)
             continue
         draws += 1
         if not ok_o:
@@ -333,15 +320,11 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
     n = work.shape[0]
     for i in range(count[c] - 1, -1, -1):
         q = cand[c, i]
-        ok_c, ok_o = _legal_both(stones, root, nlibs, nbr, q, c)
-        if not ok_o:
-            _drop(cand, index, count, o, q)
-        if not ok_c:
-            _drop(cand, index, count, c, q)
-        elif not ok_o:
+        ok_c, ok_o = _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c)
+        if ok_c and not ok_o:
             safe += 1
             work[n - safe] = q  # safe points fill the work list from its end
-        else:
+        elif ok_c:
             work[contested] = q
             contested += 1
     if contested > 0:
