@@ -69,23 +69,25 @@ class SearchConfig:
     # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
     # policy rollouts from the leaf (playout.py). The network misjudges how many safe points each
     # side keeps late in the game; rollouts count them. 0 turns rollouts off (self-play, gating
-    # and the search benchmark do). 0.5 x 4 won 25 of 29 games against `rave` at 0.5 s a move,
-    # where the network alone won 6 of 12 and 0.5 x 1 or 0.75 x 8 did no better.
+    # and the search benchmark do). docs/engine.md gives the matches that chose these settings.
     rollout_weight: float = 0.5
     rollout_count: int = 4
     # The weight by phase: ``rollout_weight`` while ``ramp_start_empties`` or more points are
     # empty, ``endgame_rollout_weight`` from ``ramp_end_empties`` down, linear between (rollouts
     # read the late middle game better than the network does). None keeps one weight throughout.
-    endgame_rollout_weight: float | None = None
+    # The counts are 9x9 empty points; other sizes scale them by their area.
+    endgame_rollout_weight: float | None = 0.8
     ramp_start_empties: int = 55
     ramp_end_empties: int = 30
 
-    def rollout_weight_at(self, empties: int) -> float:
-        """The rollouts' weight in a search from a root with ``empties`` empty points."""
+    def rollout_weight_at(self, empties: int, area: int = 81) -> float:
+        """The rollouts' weight in a search from a root with ``empties`` of ``area`` points
+        empty."""
         late = self.endgame_rollout_weight
         if late is None or self.rollout_weight <= 0.0:
             return self.rollout_weight
-        hi, lo = self.ramp_start_empties, self.ramp_end_empties
+        hi = self.ramp_start_empties * area / 81
+        lo = self.ramp_end_empties * area / 81
         if empties >= hi:
             return self.rollout_weight
         if empties <= lo or hi <= lo:

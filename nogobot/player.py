@@ -245,7 +245,7 @@ class Searcher:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
         self._move_root(board)
-        self.cfg_f[4] = self.config.rollout_weight_at(board.geo.area - board.ply)
+        self.cfg_f[4] = self.config.rollout_weight_at(board.geo.area - board.ply, board.geo.area)
         if board.num_legal() == 0:
             return self._result(board, 0, 0, 0.0, "no legal move")
         if board.num_legal() == 1 and limits.playouts is None and limits.visits is None:

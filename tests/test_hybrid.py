@@ -45,8 +45,8 @@ def lopsided(extremes):
 
 
 def _search(board, weight, count=1, playouts=600):
-    cfg = SearchConfig(rollout_weight=weight, rollout_count=count, use_solver=False,
-                       batch_size=8, max_tree_mb=16)
+    cfg = SearchConfig(rollout_weight=weight, endgame_rollout_weight=None, rollout_count=count,
+                       use_solver=False, batch_size=8, max_tree_mb=16)
     s = Searcher(UniformEvaluator(), board.size, cfg, seed=3)
     return s, s.search(board, SearchLimits(playouts=playouts))
 
@@ -94,16 +94,19 @@ def test_weight_ramps_with_the_phase():
     assert cfg.rollout_weight_at(30) == cfg.rollout_weight_at(0) == 0.9
     assert all(a <= b for a, b in pairwise(weights))  # rises as the board fills
     assert 0.4 < cfg.rollout_weight_at(42) < 0.9
-    assert SearchConfig(rollout_weight=0.5).rollout_weight_at(10) == 0.5  # no ramp: one weight
+    assert cfg.rollout_weight_at(84, 162) == cfg.rollout_weight_at(42)  # scaled by the area
+    no_ramp = SearchConfig(rollout_weight=0.5, endgame_rollout_weight=None)
+    assert no_ramp.rollout_weight_at(10) == 0.5  # one weight throughout
     assert SearchConfig(rollout_weight=0.0, endgame_rollout_weight=0.9).rollout_weight_at(10) == 0
 
 
 def test_a_late_root_searches_with_the_endgame_weight(lopsided):
-    # The 7x7 position has 27-35 empty points: past a ramp that ends at 40, the search's weight
-    # is the endgame one, and the search is the one with that weight throughout.
+    # The 7x7 position has 27-35 of 49 points empty: past a ramp that ends at 66 of 81 (40 of
+    # 49), the search's weight is the endgame one, and the search is the one with that weight
+    # throughout.
     def ramped(late):
-        cfg = SearchConfig(rollout_weight=0.5, endgame_rollout_weight=late, ramp_start_empties=60,
-                           ramp_end_empties=40, rollout_count=4, use_solver=False, batch_size=8,
+        cfg = SearchConfig(rollout_weight=0.5, endgame_rollout_weight=late, ramp_start_empties=80,
+                           ramp_end_empties=66, rollout_count=4, use_solver=False, batch_size=8,
                            max_tree_mb=16)
         s = Searcher(UniformEvaluator(), lopsided.size, cfg, seed=3)
         return s.search(lopsided, SearchLimits(playouts=600)).value

@@ -87,7 +87,7 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                    "network's value at each leaf (0: the network alone; default 0.5).")
 @click.option("--endgame-rollout-weight", default=None, type=click.FloatRange(0, 1),
               help="The rollouts' weight from 30 empty points down, reached linearly from 55 "
-                   "(default: the same as --rollout-weight).")
+                   "(default 0.8; equal to --rollout-weight: one weight throughout).")
 @click.option("--rollouts", default=None, type=click.IntRange(min=1),
               help="Rollouts per leaf when rollouts are mixed in (default 4).")
 @agent_choice
