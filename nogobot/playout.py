@@ -202,16 +202,14 @@ def _score_by(enclosed_by, eye_state, in_atari_after, lib_state, stones, root, n
     ``enclosed_by(eye_state, q, p, c)`` (2 when c's stones or the edge surround empty point q
     on every side but p, 1 when the opponent's do, else 0) and ``in_atari_after(lib_state, r,
     p)`` (block r is left with one liberty once p is filled)."""
-    o = 3 - c
     score = 0
     for k in range(4):
         q = nbr[p, k]
         if q < 0:
-            continue
-        s = stones[q]
-        if s == EMPTY:
+            continue  # off the board
+        if stones[q] == EMPTY:
             score += enclosed_by(eye_state, q, p, c)
-        elif s == o and in_atari_after(lib_state, root[q], p):
+        elif stones[q] == 3 - c and in_atari_after(lib_state, root[q], p):
             score -= 2
     return score
 

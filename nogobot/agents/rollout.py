@@ -153,12 +153,9 @@ class RolloutAgent(SearchAgent):
         area = geo.area
         target = self.playouts if self.playouts is not None else 1 << 62
         cap = min(MAX_NODES, 1 + min(target, MAX_NODES) * area)
-        move = np.empty(cap, dtype=np.int16)
-        first = np.empty(cap, dtype=np.int32)
-        nchild = np.empty(cap, dtype=np.int32)
-        mover = np.empty(cap, dtype=np.int8)
-        N = np.empty(cap, dtype=np.int32)
-        W = np.empty(cap, dtype=np.float32)
+        # The tree's node arrays: move, first child, child count, mover, visits, wins.
+        move, first, nchild, mover, N, W = (np.empty(cap, dtype=t) for t in (
+            np.int16, np.int32, np.int32, np.int8, np.int32, np.float32))
         move[0], first[0], nchild[0], N[0], W[0] = board.last_move, -1, -1, 0, 0.0
         mover[0] = 3 - board.to_move
         n_nodes = np.ones(1, dtype=np.int64)
