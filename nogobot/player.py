@@ -245,7 +245,8 @@ class Searcher:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
         self._move_root(board)
-        self.cfg_f[4] = self.config.rollout_weight_at(board.geo.area - board.ply, board.geo.area)
+        empties = board.geo.area - board.ply
+        self.cfg_f[4] = self.config.rollout_weight_at(empties, board.geo.area)
         if board.num_legal() == 0:
             return self._result(board, 0, 0, 0.0, "no legal move")
         if board.num_legal() == 1 and limits.playouts is None and limits.visits is None:
@@ -255,7 +256,7 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
-        if self.solver is not None and board.geo.area - board.ply <= SOLVER_MAX_EMPTY:
+        if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
             solved = self.solver.solve(board, solver_budget(limits))
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
             if solved.result != 0:

@@ -319,10 +319,12 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
     for i in range(count[c] - 1, -1, -1):
         q = cand[c, i]
         ok_c, ok_o = _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c)
-        if ok_c and not ok_o:
+        if not ok_c:
+            continue
+        if not ok_o:
             safe += 1
             work[n - safe] = q  # safe points fill the work list from its end
-        elif ok_c:
+        else:
             work[contested] = q
             contested += 1
     if contested > 0:
