@@ -28,7 +28,7 @@ from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
+from .solver import SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
 
 @dataclass
 class SearchLimits:
@@ -257,7 +257,7 @@ class Searcher:
         next_report = t0 + progress_interval
         self._solved = {}
         if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
-            solved = self.solver.solve(board, solver_budget(limits))
+            solved = self.solver.solve(board, solver_budget(limits), self._root_visits(board))
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
             if solved.result != 0:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
@@ -300,6 +300,18 @@ class Searcher:
                 on_progress(self._result(board, playouts, evals, elapsed, "running"))
                 next_report = now + progress_interval
         return self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+
+    def _root_visits(self, board: Board) -> np.ndarray | None:
+        """The reused tree's visit counts of the root's moves, for the solver to try the
+        likeliest moves first; None when the tree has too few to say (the solver's own order
+        is better then)."""
+        t = self.tree
+        kids = t.children(0)
+        if len(kids) == 0 or int(kids.N.sum()) < 100:
+            return None
+        visits = np.zeros(board.geo.area, np.float64)
+        visits[kids.move] = kids.N
+        return visits
 
     def _mark_solved(self) -> None:
         """Let the solver's per-move results flow into the tree (MCTS-solver proofs)."""
@@ -404,8 +416,10 @@ class MCTSAgent(Agent):
 
     @property
     def solver_empty(self) -> int:
-        """Empty points at or below which the endgame solver answers (0: no solver)."""
-        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+        """Empty points at or below which the endgame solver answers at once, so the time plan
+        need not count those moves (0: no solver). It is tried, within a share of the move's
+        time, from ``SOLVER_MAX_EMPTY`` down."""
+        return SOLVER_INSTANT_EMPTY if self.config.use_solver else 0
 
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:
