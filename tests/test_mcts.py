@@ -16,6 +16,7 @@ from nogobot.board import BLACK, Board
 from nogobot.inference import Evaluation, UniformEvaluator
 from nogobot.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.player import MCTSAgent, SearchLimits, Searcher
+from nogobot.solver import SOLVER_MAX_EMPTY, Solver
 
 
 class CountingEvaluator(UniformEvaluator):
@@ -229,6 +230,29 @@ def test_solver_answers_endgame_instantly():
         r = s.search(b, SearchLimits(seconds=30))
         assert r.reason.startswith("solver") and r.proven in (1, -1)
         assert r.seconds < 5 and b.is_legal(r.move)
+
+
+@pytest.mark.slow  # two solves of 26 empty points: 8-16 s
+def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer():
+    """At SOLVER_MAX_EMPTY empty points the search first gives the solver its budget (50 nodes a
+    playout here) and answers with its proof; with too small a budget it searches on. One point
+    more and the solver is not called at all."""
+    rng = np.random.default_rng(12)
+    s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True))
+    for _ in range(2):
+        b = Board(9)
+        while 81 - b.ply > SOLVER_MAX_EMPTY + 1:
+            b.play(int(rng.choice(b.legal_moves())))
+        before = s.search(b, SearchLimits(playouts=200))
+        assert not before.reason.startswith("solver")
+        b.play(before.move)
+        small = s.search(b, SearchLimits(playouts=40))  # 2,000 nodes: not enough here
+        assert small.playouts >= 40 and not small.reason.startswith("solver")
+        s.reset()
+        s.solver = Solver(1 << 20)  # a fresh table: the small search's proofs are kept in it
+        r = s.search(b, SearchLimits(playouts=12_000))  # 600,000 nodes
+        assert r.reason.startswith("solver") and r.proven in (1, -1) and b.is_legal(r.move)
+        assert Solver(1 << 20).solve(b, 2_000_000).result == r.proven
 
 
 def test_agent_resigns_without_legal_move_and_plays_games():

@@ -6,7 +6,7 @@ import pytest
 from numba import njit
 
 from nogobot.board import NLEGAL_B, TO_MOVE, Board, _play
-from nogobot.solver import LOSS, UNKNOWN, WIN, Solver, solve
+from nogobot.solver import LOSS, UNKNOWN, WIN, Solver, solve, solve_root
 
 
 @njit(cache=True)
@@ -97,3 +97,79 @@ def test_solver_survives_loading_from_numba_cache():
     for res in outs:
         assert res.returncode == 0, res.stderr[-2000:]
     assert outs[0].stdout == outs[1].stdout and outs[0].stdout.strip() in ("1", "-1")
+
+
+def test_root_order_by_priors_agrees_with_the_solvers_own_order():
+    """The root's order changes which moves are tried first, never the answer: with priors
+    that put the moves in a random order the result, and the truth of the named move, stand."""
+    rng = np.random.default_rng(11)
+    wins = 0
+    for _ in range(150):
+        b = random_position(5, rng, 7)
+        expected = brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist)
+        priors = rng.random(b.geo.area)
+        for got in (Solver(1 << 12).solve(b, 1_000_000),
+                    Solver(1 << 12).solve(b, 1_000_000, priors)):
+            assert got.result == expected
+            if got.result == WIN:
+                after = b.copy()
+                after.play(got.move)
+                assert brute_force(*after.arrays(), after.geo.nbr, after.geo.zobrist) == LOSS
+        wins += expected == WIN
+    assert 0 < wins < 150
+
+
+def test_a_move_that_leaves_no_reply_is_found_without_a_search():
+    """Where some move leaves the opponent no legal move, the ordering pass sees it: the
+    answer is that move, a win, for one node."""
+    rng = np.random.default_rng(12)
+    found = 0
+    while found < 20:
+        b = random_position(5, rng, 4)
+        finishing = []
+        for m in b.legal_moves():
+            after = b.copy()
+            after.play(int(m))
+            if after.num_legal() == 0:
+                finishing.append(int(m))
+        if not finishing:
+            continue
+        got = Solver(1 << 10).solve(b, 1_000)
+        assert got.result == WIN and got.move in finishing and got.nodes == 1
+        found += 1
+
+
+def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
+    """``solve_root`` with a per-move cap stops a hard first move at its share, so a cheap win
+    later in the order is found within a budget that the hard move alone would use up (what
+    ``Solver.solve``'s first pass relies on); without the cap the same budget finds nothing."""
+    rng = np.random.default_rng(13)
+    checked = 0
+    for _ in range(300):
+        b = random_position(7, rng, 14)
+        cost = {}
+        for m in b.legal_moves():
+            after = b.copy()
+            after.play(int(m))
+            r = Solver(1 << 14).solve(after, 5_000_000)
+            cost[int(m)] = (-r.result, r.nodes)  # the result for b's side to move
+        wins = sorted((n, m) for m, (r, n) in cost.items() if r == WIN)
+        hard = sorted((n, m) for m, (r, n) in cost.items() if n > 5 * (wins[0][0] + 50)) \
+            if wins else []
+        if not hard:
+            continue
+        (win_cost, win), (hard_cost, first) = wins[0], hard[-1]
+        moves = np.array([first, win], np.int64)
+        g = b.geo
+        for per_move, expected in ((2 * win_cost + 100, WIN), (hard_cost // 2, UNKNOWN)):
+            s = Solver(1 << 14)
+            results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
+            budget = np.array([hard_cost // 2], np.int64)
+            got = solve_root(*b.arrays(), g.nbr, g.zobrist, s.keys, s.vals, moves, budget,
+                             per_move, results, nodes)
+            assert got == expected
+            assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2
+        checked += 1
+        if checked == 3:
+            break
+    assert checked > 0

@@ -35,7 +35,7 @@ def games():
     return _game_records(250, np.random.default_rng(0))
 
 
-SOLVER_EMPTY = 22  # solver.SOLVER_MAX_EMPTY
+SOLVER_EMPTY = 22  # solver.SOLVER_INSTANT_EMPTY
 
 
 def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", solver=True,
