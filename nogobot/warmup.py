@@ -112,7 +112,7 @@ def _entry_kernels(kind: str) -> list:
     elif kind == "later":
         from . import mcts, solver
 
-        kernels += [mcts.reroot, solver.solve_root]
+        kernels += [mcts.reroot, solver.solve_root, solver.order_root]
     elif kind == "agents":
         from .agents import alphabeta, rave_kernels, rollout
 
