@@ -245,8 +245,8 @@ def solve_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, root_
 
 @njit(cache=True)
 def order_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals):
-    """The side to move's legal moves in the solver's order (``_order_children``), or just the
-    move that wins at once, first."""
+    """The side to move's legal moves in the solver's order (``_order_children``); when one
+    of them wins at once, only that move."""
     area = stones.shape[0]
     stk_s = np.empty((2,) + stones.shape, stones.dtype)
     stk_r = np.empty((2,) + root.shape, root.dtype)
