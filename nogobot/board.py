@@ -309,6 +309,19 @@ def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
     _set_to_move(meta, zob, 3 - c)
 
 
+@njit(cache=True)
+def push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d):
+    """Copy the state at level d of a stack of positions (one array per state array, the first
+    axis the level) into level d + 1. Public for the depth-first searches (solver, alpha-beta):
+    the rules kernels have no undo, so a child is played on a copy one level down."""
+    stk_s[d + 1] = stk_s[d]
+    stk_r[d + 1] = stk_r[d]
+    stk_n[d + 1] = stk_n[d]
+    stk_l[d + 1] = stk_l[d]
+    stk_g[d + 1] = stk_g[d]
+    stk_m[d + 1] = stk_m[d]
+
+
 # Public for agents/rave.py, whose simulations and win-at-once test start from a copy each time.
 @njit(cache=True, inline="always")
 def copy_position(src, dst):

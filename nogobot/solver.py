@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone
+from .board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
 
 SOLVER_MAX_EMPTY = 26  # the search tries the solver, within its budget, at or below this
 SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the time plan's view)
@@ -75,17 +75,6 @@ def _tt_put(keys, vals, h, v):
 
 
 @njit(cache=True)
-def _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d):
-    """Copy the state at stack level d into level d + 1 (the kernels have no undo)."""
-    stk_s[d + 1] = stk_s[d]
-    stk_r[d + 1] = stk_r[d]
-    stk_n[d + 1] = stk_n[d]
-    stk_l[d + 1] = stk_l[d]
-    stk_g[d + 1] = stk_g[d]
-    stk_m[d + 1] = stk_m[d]
-
-
-@njit(cache=True)
 def _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
                     moves, score):
     """Generate the legal moves at level d into ``moves[d]``, best first; return their count,
@@ -103,7 +92,7 @@ def _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
     for p in range(area):
         if not legal[c, p]:
             continue
-        _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
         play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
                    stk_m[d + 1], nbr, zob, p, c)
         m1 = stk_m[d + 1]
@@ -168,7 +157,7 @@ def _negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, va
         elif mode == NEXT:
             i = nxt_i[d]
             if i < nmov[d]:
-                _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+                push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
                 play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
                            stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
                 d += 1
@@ -195,35 +184,20 @@ def _negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, va
 
 
 @njit(cache=True)
-def solve_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, root_moves, budget,
-               per_move, results, nodes):
-    """Solve the root moves in the given order, each with at most ``per_move`` of the shared
-    node budget; ``results[i]`` (from the ROOT player's view, UNKNOWN where unsolved) and
-    ``nodes[i]`` accumulate over calls, and moves already solved in ``results`` are skipped.
-    (Public: warmup checks its cache entry.)"""
-    area = stones.shape[0]
-    levels = area + 2  # every ply fills a point, so no line is longer than the empty points
-    stk_s = np.empty((levels,) + stones.shape, stones.dtype)
-    stk_r = np.empty((levels,) + root.shape, root.dtype)
-    stk_n = np.empty((levels,) + nxt.shape, nxt.dtype)
-    stk_l = np.empty((levels,) + libs.shape, libs.dtype)
-    stk_g = np.empty((levels,) + legal.shape, legal.dtype)
-    stk_m = np.empty((levels,) + meta.shape, meta.dtype)
-    moves = np.empty((levels, area), np.int64)
-    score = np.empty((levels, area), np.int64)
-    stk_s[0] = stones
-    stk_r[0] = root
-    stk_n[0] = nxt
-    stk_l[0] = libs
-    stk_g[0] = legal
-    stk_m[0] = meta
-    c = meta[TO_MOVE]
+def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
+               root_moves, budget, per_move, results, nodes):
+    """Solve the root moves (the position at level 0 of the stack, ``search_stack``) in the
+    given order, each with at most ``per_move`` of the shared node budget; ``results[i]``
+    (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]`` accumulate over
+    calls, and moves already solved in ``results`` are skipped. (Public: warmup checks its
+    cache entry.)"""
+    c = stk_m[0][TO_MOVE]
     for i in range(root_moves.shape[0]):
         if results[i] != UNKNOWN:
             if results[i] == WIN:
                 return WIN
             continue
-        _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
+        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
         play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
                    root_moves[i], c)
         before = budget[0]
@@ -244,29 +218,26 @@ def solve_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals, root_
 
 
 @njit(cache=True)
-def order_root(stones, root, nxt, libs, legal, meta, nbr, zob, keys, vals):
-    """The side to move's legal moves in the solver's order (``_order_children``); when one
-    of them wins at once, only that move."""
-    area = stones.shape[0]
-    stk_s = np.empty((2,) + stones.shape, stones.dtype)
-    stk_r = np.empty((2,) + root.shape, root.dtype)
-    stk_n = np.empty((2,) + nxt.shape, nxt.dtype)
-    stk_l = np.empty((2,) + libs.shape, libs.dtype)
-    stk_g = np.empty((2,) + legal.shape, legal.dtype)
-    stk_m = np.empty((2,) + meta.shape, meta.dtype)
-    moves = np.empty((2, area), np.int64)
-    score = np.empty((2, area), np.int64)
-    stk_s[0] = stones
-    stk_r[0] = root
-    stk_n[0] = nxt
-    stk_l[0] = libs
-    stk_g[0] = legal
-    stk_m[0] = meta
+def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals):
+    """The legal moves of the side to move at level 0 of the stack in the solver's order
+    (``_order_children``); when one of them wins at once, only that move."""
     n = _order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
                         moves, score)
     if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
         return np.array([stk_m[1][LAST]], np.int64)
     return moves[0, :n].copy()
+
+
+def search_stack(board: Board) -> tuple:
+    """A stack of positions for ``solve_root``/``order_root`` with ``board`` at level 0: the
+    six state arrays with a level axis in front, then the per-level move and score buffers.
+    Every ply fills a point, so no line is longer than the board's area."""
+    levels = board.geo.area + 2
+    stack = [np.empty((levels,) + a.shape, a.dtype) for a in board.arrays()]
+    for level, a in zip(stack, board.arrays()):
+        level[0] = a
+    return (*stack, np.empty((levels, board.geo.area), np.int64),
+            np.empty((levels, board.geo.area), np.int64))
 
 
 @dataclass
@@ -296,11 +267,11 @@ class Solver:
         if legal.size == 0:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
-        state = board.arrays()
+        stack = search_stack(board)
         if priors is not None:
             moves = legal[np.argsort(-priors[legal], kind="stable")]
         else:
-            moves = order_root(*state, g.nbr, g.zobrist, self.keys, self.vals)
+            moves = order_root(*stack, g.nbr, g.zobrist, self.keys, self.vals)
             if moves.size < legal.size:  # one move wins at once
                 return SolveResult(WIN, int(moves[0]), 1, {int(moves[0]): WIN})
         budget = np.array([max_nodes], np.int64)
@@ -308,7 +279,7 @@ class Solver:
         nodes = np.zeros(moves.size, np.int64)
         res = UNKNOWN
         for per_move in (max(max_nodes // (4 * moves.size), 1), max_nodes):
-            res = solve_root(*state, g.nbr, g.zobrist, self.keys, self.vals, moves, budget,
+            res = solve_root(*stack, g.nbr, g.zobrist, self.keys, self.vals, moves, budget,
                              per_move, results, nodes)
             if res != UNKNOWN or budget[0] <= 0:
                 break

@@ -6,7 +6,7 @@ import pytest
 from numba import njit
 
 from nogobot.board import NLEGAL_B, TO_MOVE, Board, _play
-from nogobot.solver import LOSS, UNKNOWN, WIN, Solver, solve, solve_root
+from nogobot.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
 
 
 @njit(cache=True)
@@ -165,7 +165,7 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             s = Solver(1 << 14)
             results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
             budget = np.array([hard_cost // 2], np.int64)
-            got = solve_root(*b.arrays(), g.nbr, g.zobrist, s.keys, s.vals, moves, budget,
+            got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, moves, budget,
                              per_move, results, nodes)
             assert got == expected
             assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2

@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..board import HASH, NLEGAL_B, TO_MOVE, Board, play_stone
+from ..board import HASH, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
 from .base import SearchAgent
 
 WIN = 1_000_000
@@ -32,17 +32,6 @@ WIN_BOUND = WIN - 10_000  # |value| above this is a proven win/loss
 EXACT, LOWER, UPPER = 0, 1, 2
 DEFAULT_SECONDS = 1.0
 TT_BITS = 20
-
-
-@njit(cache=True)
-def _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, ply):
-    """Copy the state at level ply into level ply + 1."""
-    stk_s[ply + 1] = stk_s[ply]
-    stk_r[ply + 1] = stk_r[ply]
-    stk_n[ply + 1] = stk_n[ply]
-    stk_l[ply + 1] = stk_l[ply]
-    stk_g[ply + 1] = stk_g[ply]
-    stk_m[ply + 1] = stk_m[ply]
 
 
 @njit(cache=True)
@@ -143,7 +132,7 @@ def _negamax(start, depth0, alpha0, beta0, stk_s, stk_r, stk_n, stk_l, stk_g, st
                 moves[ply, i] = p
                 nxt_i[ply] = i + 1
                 c = stk_m[ply][TO_MOVE]
-                _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, ply)
+                push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, ply)
                 play_stone(stk_s[ply + 1], stk_r[ply + 1], stk_n[ply + 1], stk_l[ply + 1],
                       stk_g[ply + 1], stk_m[ply + 1], nbr, zob, p, c)
                 alpha[ply + 1] = -beta[ply]
@@ -208,7 +197,7 @@ def search_root(depth, root_moves, root_scores, stk_s, stk_r, stk_n, stk_l, stk_
     alpha = -(WIN + 1)
     for i in range(root_moves.shape[0]):
         p = root_moves[i]
-        _push(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
+        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
         play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob, p, c)
         v = -_negamax(1, depth - 1, -(WIN + 1), -alpha, stk_s, stk_r, stk_n, stk_l, stk_g,
                       stk_m, nbr, zob, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
