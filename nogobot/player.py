@@ -421,6 +421,12 @@ class MCTSAgent(Agent):
         time, from ``SOLVER_MAX_EMPTY`` down."""
         return SOLVER_INSTANT_EMPTY if self.config.use_solver else 0
 
+    @property
+    def solver_reach(self) -> int:
+        """Empty points at or below which the search tries the endgame solver, which usually
+        proves the game there: the time plan counts those moves as a share of a move."""
+        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)

@@ -180,6 +180,10 @@ class TimePolicy:
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
     no_limit_seconds: float = 5.0  # per move when there is no time limit
+    # A move inside the solver's reach (``solver_reach``) counts as this share of a thinking
+    # move: the solver usually proves the game there and the rest of the clock is never spent,
+    # so planning full moves for it left 15-20% of a 60 s clock unused (issue 19).
+    reach_weight: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -188,13 +192,16 @@ class MoveBudget:
     maximum: float  # never think longer (extensions stop here)
     emergency: bool = False  # clock nearly out: play policy + a tiny search
     bankable: bool = True  # False when unused time is lost (per move, byo-yomi periods)
+    # False when the time an early stop banks would have nothing left to be spent on (the
+    # move holds at least half of what is usable): think to the plan even if the choice is clear.
+    early_stop: bool = True
 
     def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
         """The budget left once ``spent`` seconds of this move are gone (e.g. loading)."""
         if spent <= 0:
             return self
         return MoveBudget(max(self.planned - spent, floor), max(self.maximum - spent, floor),
-                          self.emergency, self.bankable)
+                          self.emergency, self.bankable, self.early_stop)
 
 
 def expected_plies_left(legal_to_move: int, legal_other: int) -> float:
@@ -213,12 +220,13 @@ def apply_lag(t: float, lag: float) -> float:
 
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
               policy: TimePolicy = TimePolicy(), empty_points: int | None = None,
-              solver_empty: int = 0) -> MoveBudget:
+              solver_empty: int = 0, solver_reach: int = 0) -> MoveBudget:
     """The budget for the next move. Pure: depends only on its arguments.
 
     With ``empty_points`` and ``solver_empty`` (the player's endgame solver answers at or below
     that many empty points, instantly), those last moves are not planned for: their time goes
-    to the moves before them."""
+    to the moves before them. Moves at or below ``solver_reach`` empty points (where the solver
+    is tried and usually proves the game) count as ``policy.reach_weight`` of a move each."""
     lag = policy.lag_buffer
     if tc.kind == "none":
         t = policy.no_limit_seconds
@@ -228,13 +236,19 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         return MoveBudget(t, t, bankable=False)
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
+    share = 1.0 / moves  # this move's share of the usable time
     if empty_points is not None and solver_empty > 0:
         # Stones never leave a NoGo board, so the solver's first move is exactly
         # empty_points - solver_empty plies away: no floor is needed against a misestimate
         # there, and a floor would leave a geometric tail of the clock unspent.
+        reach = max(solver_reach, solver_empty)
+        full = math.ceil(max(empty_points - reach, 0) / 2)
         thinking = math.ceil(max(empty_points - solver_empty, 0) / 2)
+        weighted = full + policy.reach_weight * (thinking - full)
         if thinking < all_moves:
             moves = max(1, thinking)
+            this = 1.0 if empty_points > reach else policy.reach_weight
+            share = this / weighted if weighted > 0 else 1.0
     solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
     if clock.in_overtime(tc):
@@ -274,16 +288,16 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         if tc.kind == "fischer":
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
-    planned = usable / moves / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
+    planned = usable * share / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     # The cap guards against a misjudged game length; it never stops an even share.
-    cap = usable * max(policy.max_share, 1.0 / moves) + guaranteed
+    cap = usable * max(policy.max_share, share) + guaranteed
     planned = max(policy.min_per_move, min(planned, cap))
     hard_cap = max(clock.main_left - reserve - lag - solver_keep, 0.0) + guaranteed
     if tc.kind == "fischer":
         hard_cap = min(hard_cap, max(clock.main_left - 2 * lag, 0.0))
     maximum = min(planned * policy.extend_factor, cap * policy.extend_factor, hard_cap)
     maximum = max(maximum, policy.min_per_move)
-    return MoveBudget(min(planned, maximum), maximum)
+    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)
 
 
 class SearchStopper:
@@ -293,7 +307,8 @@ class SearchStopper:
       since time saved now is lost (Leela Zero does the same);
     * before ``warmup`` seconds or 100 playouts: never stop (the playout rate is not trusted);
     * any time: stop when the runner-up cannot catch the most visited move in the planned time
-      left at the current rate ("unassailable");
+      left at the current rate ("unassailable"), unless the budget says the banked time would
+      have nothing left to be spent on (``MoveBudget.early_stop``);
     * at the planned time: stop if the most visited move is also the best valued and the root
       value has not fallen by more than ``falling``; otherwise extend, up to the maximum, which the
       search enforces as its hard time limit."""
@@ -314,7 +329,8 @@ class SearchStopper:
             return None  # too early to judge; the search's hard limit is the budget's maximum
         rate = progress.playouts / max(progress.elapsed, 1e-6)
         left = max(self.budget.planned - progress.elapsed, 0.0) * rate
-        if (progress.elapsed < self.budget.planned and progress.best_is_highest_q
+        if (self.budget.early_stop and progress.elapsed < self.budget.planned
+                and progress.best_is_highest_q
                 and progress.best_visits - progress.second_visits > left):
             return "unassailable"
         if progress.elapsed >= self.budget.planned:

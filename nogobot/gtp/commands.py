@@ -131,7 +131,8 @@ class NoGoCommands:
         return plan_move(self.clock.settings, state, board.num_legal(colour),
                          board.num_legal(3 - colour), self.time_policy or TimePolicy(),
                          empty_points=empty,
-                         solver_empty=0 if self.agent is None else self.agent.solver_empty)
+                         solver_empty=0 if self.agent is None else self.agent.solver_empty,
+                         solver_reach=0 if self.agent is None else self.agent.solver_reach)
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
