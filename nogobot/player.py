@@ -28,7 +28,8 @@ from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
+from .solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, WIN, Solver,
+                     solver_budget)
 
 @dataclass
 class SearchLimits:
@@ -423,9 +424,9 @@ class MCTSAgent(Agent):
 
     @property
     def solver_reach(self) -> int:
-        """Empty points at or below which the search tries the endgame solver, which usually
-        proves the game there: the time plan counts those moves as a share of a move."""
-        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+        """Empty points at or below which the endgame solver usually proves the game within a
+        move's budget: the time plan counts those moves as a share of a move."""
+        return SOLVER_REACH_EMPTY if self.config.use_solver else 0
 
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:

@@ -6,17 +6,19 @@ keeps the chosen subtree's statistics; proven results are played at once; the me
 the selection variants and top-k pruning still produce legal moves.
 """
 
+import itertools
 import threading
 
 import numpy as np
 import pytest
 
 from nogobot import coords
+from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import BLACK, Board
 from nogobot.inference import Evaluation, UniformEvaluator
 from nogobot.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.player import MCTSAgent, SearchLimits, Searcher
-from nogobot.solver import SOLVER_MAX_EMPTY, Solver
+from nogobot.solver import SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, Solver
 
 
 class CountingEvaluator(UniformEvaluator):
@@ -232,27 +234,44 @@ def test_solver_answers_endgame_instantly():
         assert r.seconds < 5 and b.is_legal(r.move)
 
 
-@pytest.mark.slow  # two solves of 26 empty points: 8-16 s
+@pytest.mark.slow  # solves of 26 empty points: 5-10 s
 def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer():
-    """At SOLVER_MAX_EMPTY empty points the search first gives the solver its budget (50 nodes a
-    playout here) and answers with its proof; with too small a budget it searches on. One point
-    more and the solver is not called at all."""
+    """From SOLVER_MAX_EMPTY empty points down the search first gives the solver its budget
+    (50 nodes a playout here): with too small a budget it searches on, and with enough it
+    answers with the proof. One point more than SOLVER_MAX_EMPTY and the solver is not called."""
     rng = np.random.default_rng(12)
     s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True))
+    calls = []
+
+    def counted(solver):
+        solve = solver.solve
+        solver.solve = lambda board, *a: calls.append(board.ply) or solve(board, *a)
+        return solver
+
+    counted(s.solver)
     for _ in range(2):
         b = Board(9)
         while 81 - b.ply > SOLVER_MAX_EMPTY + 1:
             b.play(int(rng.choice(b.legal_moves())))
         before = s.search(b, SearchLimits(playouts=200))
-        assert not before.reason.startswith("solver")
+        assert not before.reason.startswith("solver") and not calls
         b.play(before.move)
         small = s.search(b, SearchLimits(playouts=40))  # 2,000 nodes: not enough here
-        assert small.playouts >= 40 and not small.reason.startswith("solver")
-        s.reset()
-        s.solver = Solver(1 << 20)  # a fresh table: the small search's proofs are kept in it
-        r = s.search(b, SearchLimits(playouts=12_000))  # 600,000 nodes
-        assert r.reason.startswith("solver") and r.proven in (1, -1) and b.is_legal(r.move)
-        assert Solver(1 << 20).solve(b, 2_000_000).result == r.proven
+        assert calls == [b.ply] and small.playouts >= 40
+        assert not small.reason.startswith("solver")
+        calls.clear()
+    for seed in itertools.count():  # a position at the reach that the solver proves in 200k nodes
+        b, greedy = Board(9), GreedyAgent(seed=seed)
+        while 81 - b.ply > SOLVER_REACH_EMPTY:
+            b.play(greedy.select_move(b))
+        want = Solver(1 << 20).solve(b, 200_000).result
+        if want != 0:
+            break
+    s.reset()  # no reused tree: the solver's root order is its own, as above
+    s.solver = counted(Solver(1 << 20))  # a fresh table
+    r = s.search(b, SearchLimits(playouts=4_000))  # the same 200,000 nodes
+    assert calls == [b.ply]
+    assert r.reason.startswith("solver") and r.proven == want and b.is_legal(r.move)
 
 
 def test_agent_resigns_without_legal_move_and_plays_games():

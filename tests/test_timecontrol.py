@@ -36,7 +36,7 @@ def games():
 
 
 SOLVER_EMPTY = 22  # solver.SOLVER_INSTANT_EMPTY
-SOLVER_REACH = 26  # solver.SOLVER_MAX_EMPTY
+SOLVER_REACH = 26  # solver.SOLVER_REACH_EMPTY
 # The chance that the solver proves a move inside its reach but above SOLVER_EMPTY, within the
 # share of the move it may spend: the 60 s ledger's first proofs came at 25-26 empty points
 # in 85 of 100 games, so about two in three tries succeed.
