@@ -428,6 +428,12 @@ class MCTSAgent(Agent):
         move's budget: the time plan counts those moves as a share of a move."""
         return SOLVER_REACH_EMPTY if self.config.use_solver else 0
 
+    @property
+    def solver_try(self) -> int:
+        """Empty points at or below which the search tries the endgame solver first, within a
+        share of the move's time: the time plan counts those moves as a share of a move."""
+        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:
             self._searcher = Searcher(self.evaluator, size, self.config, self.seed)

@@ -180,10 +180,13 @@ class TimePolicy:
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
     no_limit_seconds: float = 5.0  # per move when there is no time limit
-    # A move inside the solver's reach (``solver_reach``) counts as this share of a thinking
-    # move: the solver usually proves the game there and the rest of the clock is never spent,
-    # so planning full moves for it left 15-20% of a 60 s clock unused (issue 19).
-    reach_weight: float = 0.3
+    # A move where the endgame solver is tried first (``solver_try``) counts as this share of a
+    # thinking move, and one inside its reach (``solver_reach``), where it usually proves the
+    # game, as the second: about the chance that the move still needs its search. Counted as
+    # whole moves, the time kept for them was never spent once the proof came (the 60 s ledger
+    # against rave used a median 85% of the clock before its first proof; issue 19).
+    try_weight: float = 0.6
+    reach_weight: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -220,13 +223,14 @@ def apply_lag(t: float, lag: float) -> float:
 
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
               policy: TimePolicy = TimePolicy(), empty_points: int | None = None,
-              solver_empty: int = 0, solver_reach: int = 0) -> MoveBudget:
+              solver_empty: int = 0, solver_reach: int = 0, solver_try: int = 0) -> MoveBudget:
     """The budget for the next move. Pure: depends only on its arguments.
 
     With ``empty_points`` and ``solver_empty`` (the player's endgame solver answers at or below
     that many empty points, instantly), those last moves are not planned for: their time goes
-    to the moves before them. Moves at or below ``solver_reach`` empty points (where the solver
-    is tried and usually proves the game) count as ``policy.reach_weight`` of a move each."""
+    to the moves before them. Moves at or below ``solver_try`` empty points (where the search
+    tries the solver first) count as ``policy.try_weight`` of a move each, and those at or below
+    ``solver_reach`` (where it usually proves the game) as ``policy.reach_weight``."""
     lag = policy.lag_buffer
     if tc.kind == "none":
         t = policy.no_limit_seconds
@@ -242,12 +246,19 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         # empty_points - solver_empty plies away: no floor is needed against a misestimate
         # there, and a floor would leave a geometric tail of the clock unspent.
         reach = max(solver_reach, solver_empty)
-        full = math.ceil(max(empty_points - reach, 0) / 2)
-        thinking = math.ceil(max(empty_points - solver_empty, 0) / 2)
-        weighted = full + policy.reach_weight * (thinking - full)
+        first = max(solver_try, reach)
+
+        def own_moves_above(limit: int) -> int:
+            return math.ceil(max(empty_points - limit, 0) / 2)
+
+        full = own_moves_above(first)
+        tried = own_moves_above(reach) - full
+        thinking = own_moves_above(solver_empty)
+        weighted = full + policy.try_weight * tried + policy.reach_weight * (thinking - full - tried)
         if thinking < all_moves:
             moves = max(1, thinking)
-            this = 1.0 if empty_points > reach else policy.reach_weight
+            this = 1.0 if empty_points > first else (
+                policy.try_weight if empty_points > reach else policy.reach_weight)
             share = this / weighted if weighted > 0 else 1.0
     solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
@@ -296,6 +307,10 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     if tc.kind == "fischer":
         hard_cap = min(hard_cap, max(clock.main_left - 2 * lag, 0.0))
     maximum = min(planned * policy.extend_factor, cap * policy.extend_factor, hard_cap)
+    # An extension never takes more than half of what the plan keeps for the moves after this
+    # one: near the end a move's plan holds most of the clock, and an unstable last search
+    # used to leave the solver's moves an emergency share (60 s ledger, 2026-11-24).
+    maximum = min(maximum, planned + 0.5 * max(usable - (planned - guaranteed), 0.0))
     maximum = max(maximum, policy.min_per_move)
     return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)
 

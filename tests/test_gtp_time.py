@@ -137,3 +137,35 @@ def test_an_agent_gets_the_budget_it_declares_it_takes():
     engine, _, _ = session(agent, clock=TimeControl.sudden_death(60), ponder=True)
     assert engine.handle("genmove b").startswith("= ")
     assert isinstance(agent.budgets[0], float) and 0 < agent.budgets[0] < 60
+
+
+def test_the_agents_solver_zones_shape_the_plan():
+    """The GTP layer hands the agent's endgame-solver zones to the plan: with about 32 empty
+    points the moves from 28 down count as shares of a move, so this one gets more than the length
+    model alone would give it."""
+    import numpy as np
+
+    from nogobot import coords
+    from nogobot.board import BLACK, Board
+    from nogobot.timecontrol import plan_move
+
+    rng = np.random.default_rng(5)
+    b, moves = Board(9), []
+    while 81 - b.ply > 32 or b.to_move != BLACK:
+        m = int(rng.choice(b.legal_moves()))
+        b.play(m)
+        moves.append(coords.to_gtp(m, 9))
+    plain, solving = RecordingAgent(), RecordingAgent()
+    solving.solver_empty, solving.solver_reach, solving.solver_try = 22, 26, 28
+    budgets = []
+    for agent in (plain, solving):
+        engine, handler, _ = session(agent, clock=TimeControl.sudden_death(60))
+        for i, mv in enumerate(moves):
+            assert engine.handle(f"play {'bw'[i % 2]} {mv}").startswith("=")
+        budgets.append(handler.move_budget(BLACK))
+    state = handler.clock.state("b")
+    want = plan_move(TimeControl.sudden_death(60), state, b.num_legal(BLACK), b.num_legal(2),
+                     TimePolicy(), empty_points=81 - b.ply, solver_empty=22, solver_reach=26,
+                     solver_try=28)
+    assert budgets[1] == want
+    assert budgets[1].planned > 1.5 * budgets[0].planned

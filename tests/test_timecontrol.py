@@ -37,6 +37,10 @@ def games():
 
 SOLVER_EMPTY = 22  # solver.SOLVER_INSTANT_EMPTY
 SOLVER_REACH = 26  # solver.SOLVER_REACH_EMPTY
+SOLVER_FIRST = 28  # solver.SOLVER_MAX_EMPTY: where the search starts to try it
+# Its chance to prove the game in a try at 27-28 empty points (the same 60 s ledger: 23 of 40
+# positions at 28 in 500,000 nodes, about a move's share of the budget there).
+FIRST_PROOF = 0.45
 # The chance that the solver proves a move inside its reach but above SOLVER_EMPTY, within the
 # share of the move it may spend: the 60 s ledger's first proofs came at 25-26 empty points
 # in 85 of 100 games, so about two in three tries succeed.
@@ -59,14 +63,15 @@ def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", so
         legal_a, legal_b, empty = recs[ply]
         budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
                            solver_empty=SOLVER_EMPTY if solver else 0,
-                           solver_reach=SOLVER_REACH if solver else 0)
+                           solver_reach=SOLVER_REACH if solver else 0,
+                           solver_try=SOLVER_FIRST if solver else 0)
         assert isinstance(budget, MoveBudget)
         assert budget.planned <= budget.maximum + 1e-9
         min_planned = min(min_planned, budget.planned)
-        tries = solver and empty <= SOLVER_REACH and not proven
+        tries = solver and empty <= SOLVER_FIRST and not proven
         proven = proven or (solver and empty <= SOLVER_EMPTY)
         if tries and not proven:
-            proven = rng.random() < REACH_PROOF
+            proven = rng.random() < (REACH_PROOF if empty <= SOLVER_REACH else FIRST_PROOF)
         if until_solved and proven:
             return 1 - clock.main_left / tc.main, min_planned, True
         r = rng.random() if behaviour != "max" else 1.0
@@ -242,31 +247,31 @@ def test_banked_time_is_spent_when_searches_stop_early():
     assert plan_move(tc, full, 60, 60).planned < fresh.planned
 
 
-def test_solver_reach_counts_a_share_of_a_move():
-    """Moves inside the solver's reach count as ``reach_weight`` of a move, so the moves
-    before it get more; the last move before the reach holds most of what is usable and does
-    not stop early, while a middle-game move does."""
+def test_solver_moves_count_as_a_share_of_a_move():
+    """Moves where the solver is tried first count as ``try_weight`` of a move and those in its
+    reach as ``reach_weight``, so the moves before them get more; a move holding at least half
+    of what is usable does not stop early, while a middle-game move does; an extension never
+    takes more than half of what the plan keeps for the later moves."""
     tc = TimeControl("absolute", 60)
     clock = ClockState(20.0)
     policy = TimePolicy()
-    old = plan_move(tc, clock, 20, 20, policy, empty_points=30, solver_empty=22)
-    new = plan_move(tc, clock, 20, 20, policy, empty_points=30, solver_empty=22,
-                    solver_reach=26)
-    # 30, 28 full; 26, 24 in the reach: 2 + 2 * 0.3 moves instead of 4.
-    assert new.planned == pytest.approx(old.planned * 4 / (2 + 2 * policy.reach_weight))
+    zones = {"solver_empty": 22, "solver_reach": 26, "solver_try": 28}
+    old = plan_move(tc, clock, 20, 20, policy, empty_points=32, solver_empty=22)
+    new = plan_move(tc, clock, 20, 20, policy, empty_points=32, **zones)
+    # 32, 30 full; 28 tried; 26, 24 in the reach: 2 + tw + 2 rw moves instead of 5.
+    weighted = 2 + policy.try_weight + 2 * policy.reach_weight
+    assert new.planned == pytest.approx(old.planned * 5 / weighted)
     assert new.early_stop
-    last = plan_move(tc, clock, 15, 15, policy, empty_points=28, solver_empty=22,
-                     solver_reach=26)
+    last = plan_move(tc, clock, 15, 15, policy, empty_points=28, **zones)
     assert not last.early_stop and last.planned > new.planned
+    share = policy.try_weight / (policy.try_weight + 2 * policy.reach_weight)
+    assert last.maximum < last.planned + 0.5 * last.planned * (1 - share) / share + 1e-9
     stop = SearchStopper(last)
     assert stop(P(0.5, 5000, 4900, 10)) is None  # clear choice, but nothing to bank for
     assert stop(P(last.planned, 9000, 8900, 10)) == "planned"
-    in_reach = plan_move(tc, clock, 15, 15, policy, empty_points=26, solver_empty=22,
-                         solver_reach=26)  # 26 and 24 share what is left
-    assert in_reach.planned == pytest.approx(last.planned * (1 + 2 * policy.reach_weight) / 2,
-                                             rel=0.02)  # (the lag kept back per move differs)
-    assert plan_move(tc, ClockState(60.0), 40, 40, policy, empty_points=70, solver_empty=22,
-                     solver_reach=26).early_stop
+    in_reach = plan_move(tc, clock, 15, 15, policy, empty_points=26, **zones)
+    assert in_reach.planned == pytest.approx(last.planned * 0.5 / share, rel=0.02)  # (lag)
+    assert plan_move(tc, ClockState(60.0), 40, 40, policy, empty_points=70, **zones).early_stop
 
 
 def test_no_early_stop_when_time_cannot_be_banked():

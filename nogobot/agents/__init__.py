@@ -33,7 +33,8 @@ class Agent(Protocol):
     # hard maximum, early stop); otherwise the GTP layer passes its planned seconds.
     takes_move_budget: bool = False
     solver_empty: int = 0  # empty points at or below which an exact solver answers (0: none)
-    solver_reach: int = 0  # ... at or below which it is tried and usually proves the game
+    solver_reach: int = 0  # ... at or below which it usually proves the game within a move
+    solver_try: int = 0  # ... at or below which the search tries it first
     last_result: Any = None  # the last search's ``player.SearchResult``, for agents that have one
     seconds: float | None = None  # the default time per move (the ``seconds`` parameter sets it)
 

@@ -132,7 +132,8 @@ class NoGoCommands:
                          board.num_legal(3 - colour), self.time_policy or TimePolicy(),
                          empty_points=empty,
                          solver_empty=0 if self.agent is None else self.agent.solver_empty,
-                         solver_reach=0 if self.agent is None else self.agent.solver_reach)
+                         solver_reach=0 if self.agent is None else self.agent.solver_reach,
+                         solver_try=0 if self.agent is None else self.agent.solver_try)
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
