@@ -187,6 +187,10 @@ class TimePolicy:
     # against rave used a median 85% of the clock before its first proof; issue 19).
     try_weight: float = 0.6
     reach_weight: float = 0.2
+    # ... but never less than this many seconds each (while an even share gives them): the
+    # solver needs about 2 s at 25-28 empty points (a quarter of a move's maximum of 2x plan;
+    # 400,000 nodes). Starved to 0.8 s, it missed proven wins in 3 of 8 losses (ledger-rave-6).
+    solver_seconds: float = 4.0
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,18 @@ def apply_lag(t: float, lag: float) -> float:
     return t * 0.5 if t < 2 * lag else t - lag
 
 
+def _zone_share(zones: tuple, even: float, policy: TimePolicy) -> float:
+    """This move's share of the usable time when the moves where the solver is tried count as
+    ``try_weight`` of a move and those in its reach as ``reach_weight``, but each keeps at least
+    ``solver_seconds`` while the even share (``even``) allows it: the solver needs seconds, not
+    a share of the clock (at 60 s its reach keeps whole moves, at 900 s a fifth of one)."""
+    full, tried, reached, this = zones
+    floor = min(1.0, policy.solver_seconds / max(even, 1e-9))
+    weights = (1.0, max(policy.try_weight, floor), max(policy.reach_weight, floor))
+    weighted = full + weights[1] * tried + weights[2] * reached
+    return weights[this] / weighted if weighted > 0 else 1.0
+
+
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
               policy: TimePolicy = TimePolicy(), empty_points: int | None = None,
               solver_empty: int = 0, solver_reach: int = 0, solver_try: int = 0) -> MoveBudget:
@@ -241,6 +257,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
     share = 1.0 / moves  # this move's share of the usable time
+    zones = None  # own moves left in the solver's zones (full, tried, reached, this one's)
     if empty_points is not None and solver_empty > 0:
         # Stones never leave a NoGo board, so the solver's first move is exactly
         # empty_points - solver_empty plies away: no floor is needed against a misestimate
@@ -254,12 +271,11 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         full = own_moves_above(first)
         tried = own_moves_above(reach) - full
         thinking = own_moves_above(solver_empty)
-        weighted = full + policy.try_weight * tried + policy.reach_weight * (thinking - full - tried)
         if thinking < all_moves:
             moves = max(1, thinking)
-            this = 1.0 if empty_points > first else (
-                policy.try_weight if empty_points > reach else policy.reach_weight)
-            share = this / weighted if weighted > 0 else 1.0
+            zones = (full, tried, thinking - full - tried,
+                     0 if empty_points > first else (1 if empty_points > reach else 2))
+            share = 1.0 / moves
     solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
     if clock.in_overtime(tc):
@@ -299,6 +315,8 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         if tc.kind == "fischer":
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
+    if zones is not None:
+        share = _zone_share(zones, usable / moves, policy)
     planned = usable * share / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     # The cap guards against a misjudged game length; it never stops an even share.
     cap = usable * max(policy.max_share, share) + guaranteed
