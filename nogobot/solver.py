@@ -237,8 +237,9 @@ def search_stack(board: Board) -> tuple:
     six state arrays with a level axis in front, then the per-level move and score buffers.
     Every ply fills a point, so no line is longer than the board's area."""
     levels = board.geo.area + 2
-    stack = [np.empty((levels,) + a.shape, a.dtype) for a in board.arrays()]
-    for level, a in zip(stack, board.arrays()):
+    state = board.arrays()
+    stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
+    for level, a in zip(stack, state):
         level[0] = a
     return (*stack, np.empty((levels, board.geo.area), np.int64),
             np.empty((levels, board.geo.area), np.int64))

@@ -256,7 +256,6 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         return MoveBudget(t, t, bankable=False)
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
-    share = 1.0 / moves  # this move's share of the usable time
     zones = None  # own moves left in the solver's zones (full, tried, reached, this one's)
     if empty_points is not None and solver_empty > 0:
         # Stones never leave a NoGo board, so the solver's first move is exactly
@@ -275,7 +274,6 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
             moves = max(1, thinking)
             zones = (full, tried, thinking - full - tried,
                      0 if empty_points > first else (1 if empty_points > reach else 2))
-            share = 1.0 / moves
     solved_moves = all_moves - moves  # answered by the solver: only their lag is kept back
 
     if clock.in_overtime(tc):
@@ -315,8 +313,8 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
         if tc.kind == "fischer":
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
-    if zones is not None:
-        share = _zone_share(zones, usable / moves, policy)
+    # This move's share of the usable time.
+    share = 1.0 / moves if zones is None else _zone_share(zones, usable / moves, policy)
     planned = usable * share / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     # The cap guards against a misjudged game length; it never stops an even share.
     cap = usable * max(policy.max_share, share) + guaranteed

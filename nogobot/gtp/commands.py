@@ -128,12 +128,13 @@ class NoGoCommands:
         board = self.board
         state = self.clock.state("b" if colour == BLACK else "w")
         empty = int((board.stones == 0).sum())
+        agent = self.agent
+        solver = {} if agent is None else {"solver_empty": agent.solver_empty,
+                                           "solver_reach": agent.solver_reach,
+                                           "solver_try": agent.solver_try}
         return plan_move(self.clock.settings, state, board.num_legal(colour),
                          board.num_legal(3 - colour), self.time_policy or TimePolicy(),
-                         empty_points=empty,
-                         solver_empty=0 if self.agent is None else self.agent.solver_empty,
-                         solver_reach=0 if self.agent is None else self.agent.solver_reach,
-                         solver_try=0 if self.agent is None else self.agent.solver_try)
+                         empty_points=empty, **solver)
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
