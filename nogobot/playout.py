@@ -36,8 +36,10 @@ or the edge), +1 for each empty neighbour that would otherwise become o's eye (p
 It is the published NoGo programs' advice in a few comparisons: take the opponent's legal points
 without giving up your own.
 
-Randomness comes from numba's ``np.random`` (the caller seeds it with ``np.random.seed`` inside a
-kernel), so a rollout is a stochastic policy, never a fixed rule.
+Randomness: each rollout draws one seed from numba's ``np.random`` (the caller seeds it with
+``np.random.seed`` inside a kernel) and runs its own xorshift generator from it, kept in the
+workspace: numba's Mersenne Twister cost 11% of a rollout's time (a draw a few times per move).
+A rollout is a stochastic policy, never a fixed rule.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ MAX_DRAWS = 6  # draws (legal for the mover) before falling back to a full scan
 
 # Workspace slots (see rollout_scratch).
 S_STONES, S_ROOT, S_NXT, S_LIBS, S_SIZE, S_CAND, S_INDEX, S_COUNT, S_NBR8, S_WORK, S_TRACE, \
-    S_AROUND, S_POLICY, S_NLIBS = range(14)
+    S_AROUND, S_POLICY, S_NLIBS, S_RNG = range(15)
 
 
 def rollout_scratch(size: int, p_local: float = P_LOCAL, samples: int = SAMPLES,
@@ -106,6 +108,7 @@ def rollout_scratch(size: int, p_local: float = P_LOCAL, samples: int = SAMPLES,
         np.zeros((3, P), dtype=np.int8),  # around[c, p]: neighbours of p that are c or edge
         np.array([p_local, samples, min_score], dtype=np.float64),  # the policy's knobs
         np.zeros(P, dtype=np.int16),  # liberty counts, valid at roots
+        np.ones(1, dtype=np.uint64),  # the rollout's xorshift state (never 0)
     )
 
 
@@ -254,20 +257,33 @@ def _quick_score(around, stones, root, nlibs, nbr, p, c):
     return _score_by(_enclosed_by_counts, around, _two_liberties, nlibs, stones, root, nbr, p, c)
 
 
+@njit(cache=True, inline="always")
+def _below(rng, n):
+    """A uniform integer in [0, n) (n < 2**32) from the xorshift64 state ``rng[0]``: the top
+    32 bits scaled by a multiply (Lemire), no division."""
+    x = rng[0]
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    rng[0] = x
+    return np.int64(((x >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
 @njit(cache=True)
-def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy, c, last):
+def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy, rng, c,
+            last):
     """The policy's move for c, or -1 when c has no legal move (module docstring)."""
     if count[3]:
         # No contested point is left, so none can come back: each side fills its own points.
         while count[c] > 0:
-            q = cand[c, np.random.randint(count[c])]
+            q = cand[c, _below(rng, count[c])]
             ok_c, ok_o = _legal_both(stones, root, nlibs, nbr, q, c)
             if ok_c:
                 return q
             _drop(cand, index, count, c, q)
         return -1
     # 1. Answer the last move: score first (cheap), test legality only for a better point.
-    if last >= 0 and np.random.random() < policy[0]:
+    if last >= 0 and _below(rng, 1 << 20) < policy[0] * (1 << 20):
         best = -1
         best_score = 0
         ties = 0
@@ -287,7 +303,7 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
                 best, best_score, ties = q, s, 1
             else:
                 ties += 1
-                if np.random.randint(ties) == 0:
+                if _below(rng, ties) == 0:
                     best = q
         if best >= 0:
             return best
@@ -297,13 +313,15 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
     found = 0
     draws = 0
     while count[c] > 0 and draws < MAX_DRAWS:
-        q = cand[c, np.random.randint(count[c])]
+        q = cand[c, _below(rng, count[c])]
         ok_c, ok_o = _test_candidate(stones, root, nlibs, nbr, cand, index, count, q, c)
         if not ok_c:
             continue
         draws += 1
         if not ok_o:
             continue
+        if policy[1] <= 1 and policy[2] <= -100:
+            return q  # the first contested draw is taken whatever it scores: skip the score
         s = _quick_score(around, stones, root, nlibs, nbr, q, c)
         if s > best_score:
             best, best_score = q, s
@@ -328,17 +346,17 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
             work[contested] = q
             contested += 1
     if contested > 0:
-        a = work[np.random.randint(contested)]
+        a = work[_below(rng, contested)]
         if contested == 1:
             return a
-        b = work[np.random.randint(contested)]
+        b = work[_below(rng, contested)]
         score_a = _quick_score(around, stones, root, nlibs, nbr, a, c)
         if _quick_score(around, stones, root, nlibs, nbr, b, c) > score_a:
             return b
         return a
     count[3] = 1
     if safe > 0:
-        return work[n - 1 - np.random.randint(safe)]
+        return work[n - 1 - _below(rng, safe)]
     return -1
 
 
@@ -346,13 +364,14 @@ def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, po
 def _rollout_from_blocks(nbr, zob, to_move, last_move, scratch):
     """Finish the game held in the workspace (blocks and candidate lists set); the winner."""
     stones, root, nxt, libs, bsize, cand, index, count, nbr8, work, trace, around, policy, \
-        nlibs = scratch
+        nlibs, rng = scratch
     c = to_move
     last = last_move
     count[0] = 0
+    rng[0] = np.uint64(np.random.randint(1, 2**62))
     while True:
-        p = _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy, c,
-                    last)
+        p = _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy,
+                    rng, c, last)
         if p < 0:
             return 3 - c
         _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c)
@@ -374,7 +393,7 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
     the winner (1 black, 2 white). The state arrays are left untouched; the final position is
     left in ``scratch`` (see ``rollout_scratch``)."""
     s_stones, s_root, s_nxt, s_libs, bsize, cand, index, count, nbr8, work, trace, around, \
-        _, nlibs = scratch
+        _, nlibs, _ = scratch
     s_stones[:] = stones
     s_root[:] = root
     s_nxt[:] = nxt

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from nogobot import coords
+from nogobot import coords, warmup
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import BLACK, Board
 from nogobot.inference import Evaluation, UniformEvaluator
@@ -223,6 +223,9 @@ def test_stop_event_interrupts():
 def test_solver_answers_endgame_instantly():
     rng = np.random.default_rng(11)
     s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True))
+    # Compile the solver's kernels first (a fresh checkout has no numba cache: 5-10 s), so the
+    # bound below times the answers, not the compiler.
+    warmup.load("later")  # the solver's kernels
     for _ in range(5):
         b = Board(9)
         while 81 - b.ply > 16 and not b.is_terminal():

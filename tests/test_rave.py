@@ -17,7 +17,7 @@ from test_agents_search import AVOID_POSITION, WIN_POSITIONS
 from nogobot import coords
 from nogobot.agents.rave import RaveAgent
 from nogobot.board import BLACK, WHITE, Board
-from nogobot.playout import policy_rollout, rollout_scratch, rollout_value
+from nogobot.playout import _below, policy_rollout, rollout_scratch, rollout_value
 
 
 @njit(cache=True)
@@ -53,6 +53,40 @@ def test_rollouts_are_legal_complete_games(size):
         assert winner == board.winner()
         assert np.array_equal(scratch[0], board.stones)  # the final position, for AMAF
 
+
+
+def test_a_rollout_follows_the_callers_seed():
+    # The rollouts draw their generator's seed from numba's np.random: a caller's seed fixes
+    # the game, another seed gives other games.
+    board = _random_position(9, 3)
+    args = (*board.arrays(), board.geo.nbr, board.geo.zobrist, board.last_move)
+    games = []
+    for seed in (5, 5, 6, 7, 8):
+        scratch = rollout_scratch(9)
+        _seeded_rollout(*args, scratch, seed)
+        games.append(tuple(scratch[10][:scratch[7][0]]))
+    assert games[0] == games[1]
+    assert len(set(games[1:])) == 4
+
+
+@njit(cache=True)
+def _draw_counts(n, draws, seed):
+    rng = np.full(1, seed, dtype=np.uint64)
+    counts = np.zeros(n, dtype=np.int64)
+    for _ in range(draws):
+        counts[_below(rng, n)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 81, 361])
+def test_the_rollout_generator_draws_uniformly(n):
+    draws = 2000 * n
+    counts = _draw_counts(n, draws, 12345)
+    assert counts.sum() == draws
+    # Each count is binomial(draws, 1/n): 6 standard deviations is a bound no fair generator
+    # crosses, and a biased or stuck one (a value never drawn, one drawn twice as often) does.
+    sd = np.sqrt(draws * (1 / n) * (1 - 1 / n))
+    assert np.all(np.abs(counts - draws / n) <= 6 * sd + 1e-9)
 
 def test_rollout_value_known_winners():
     # No point is legal for both. Black's block has three liberties, so it can fill two of them;

@@ -88,6 +88,7 @@ def _select(node, first, nchild, proof, N, W, AN, AW, params):
     log_n = math.log(N[node] + 1.0)
     c_uct = params[P_C_UCT]
     inv_equiv = params[P_INV_EQUIV]
+    explore_unvisited = c_uct * math.sqrt(log_n)  # the exploration term of a child with N = 0
     best = -1
     best_score = -1e30
     for j in range(f, f + k):
@@ -101,9 +102,9 @@ def _select(node, first, nchild, proof, N, W, AN, AW, params):
         if n > 0:
             beta = an / (an + n + n * an * inv_equiv)
             value = (1.0 - beta) * (W[j] / n) + beta * (AW[j] / an)
+            score = value + c_uct * math.sqrt(log_n / (n + 1.0))
         else:
-            value = AW[j] / an if an > 0 else 0.5
-        score = value + c_uct * math.sqrt(log_n / (n + 1.0))
+            score = (AW[j] / an if an > 0 else 0.5) + explore_unvisited
         if score > best_score:
             best_score = score
             best = j
@@ -174,13 +175,14 @@ def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_node
                 W[i] += 1.0
             k = nchild[i]
             if k > 0:
+                # A node's children all share one mover (the colour to move at the node).
                 f = first[i]
+                m = mover[f]
+                won = 1.0 if m == winner else 0.0
                 for j in range(f, f + k):
-                    m = mover[j]
                     if final[move[j]] == m:
                         AN[j] += 1.0
-                        if m == winner:
-                            AW[j] += 1.0
+                        AW[j] += won
         # Back-up: proofs.
         for d in range(depth, 0, -1):
             i = path[d]
