@@ -30,6 +30,8 @@ from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
 from .solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, WIN, Solver,
                      solver_budget)
+from .timecontrol import NO_SOLVER, SolverZones
+
 
 @dataclass
 class SearchLimits:
@@ -416,23 +418,14 @@ class MCTSAgent(Agent):
         self.last_result: SearchResult | None = None
 
     @property
-    def solver_empty(self) -> int:
-        """Empty points at or below which the endgame solver answers at once, so the time plan
-        need not count those moves (0: no solver). It is tried, within a share of the move's
-        time, from ``SOLVER_MAX_EMPTY`` down."""
-        return SOLVER_INSTANT_EMPTY if self.config.use_solver else 0
-
-    @property
-    def solver_reach(self) -> int:
-        """Empty points at or below which the endgame solver usually proves the game within a
-        move's budget: the time plan counts those moves as a share of a move."""
-        return SOLVER_REACH_EMPTY if self.config.use_solver else 0
-
-    @property
-    def solver_try(self) -> int:
-        """Empty points at or below which the search tries the endgame solver first, within a
-        share of the move's time: the time plan counts those moves as a share of a move."""
-        return SOLVER_MAX_EMPTY if self.config.use_solver else 0
+    def solver_zones(self) -> SolverZones:
+        """Where the endgame solver works: tried first, within a share of the move's time, from
+        ``SOLVER_MAX_EMPTY`` empty points; usually proving the game within a move from
+        ``SOLVER_REACH_EMPTY``; answering at once from ``SOLVER_INSTANT_EMPTY``."""
+        if not self.config.use_solver:
+            return NO_SOLVER
+        return SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
+                           tries=SOLVER_MAX_EMPTY)
 
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:

@@ -180,8 +180,8 @@ class TimePolicy:
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
     no_limit_seconds: float = 5.0  # per move when there is no time limit
-    # A move where the endgame solver is tried first (``solver_try``) counts as this share of a
-    # thinking move, and one inside its reach (``solver_reach``), where it usually proves the
+    # A move where the endgame solver is tried first (``SolverZones.tries``) counts as this share
+    # of a thinking move, and one inside its reach (``SolverZones.reach``), where it usually proves the
     # game, as the second: about the chance that the move still needs its search. Counted as
     # whole moves, the time kept for them was never spent once the proof came (the 60 s ledger
     # against rave used a median 85% of the clock before its first proof; issue 19).
@@ -191,6 +191,24 @@ class TimePolicy:
     # solver needs about 2 s at 25-28 empty points (a quarter of a move's maximum of 2x plan;
     # 400,000 nodes). Starved to 0.8 s, it missed proven wins in 3 of 8 losses (ledger-rave-6).
     solver_seconds: float = 4.0
+
+
+@dataclass(frozen=True)
+class SolverZones:
+    """Where a player's endgame solver works, in empty points (0: it does not). From the most
+    empty points down: the search tries the solver first (``tries``), the solver usually proves
+    the game within a move (``reach``), and it answers at once (``exact``). The time plan counts
+    the first two as shares of a move and does not plan for the last."""
+
+    exact: int = 0
+    reach: int = 0
+    tries: int = 0
+
+    def __bool__(self) -> bool:
+        return self.exact > 0
+
+
+NO_SOLVER = SolverZones()
 
 
 @dataclass(frozen=True)
@@ -239,14 +257,14 @@ def _zone_share(zones: tuple, even: float, policy: TimePolicy) -> float:
 
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
               policy: TimePolicy = TimePolicy(), empty_points: int | None = None,
-              solver_empty: int = 0, solver_reach: int = 0, solver_try: int = 0) -> MoveBudget:
+              solver: SolverZones = NO_SOLVER) -> MoveBudget:
     """The budget for the next move. Pure: depends only on its arguments.
 
-    With ``empty_points`` and ``solver_empty`` (the player's endgame solver answers at or below
-    that many empty points, instantly), those last moves are not planned for: their time goes
-    to the moves before them. Moves at or below ``solver_try`` empty points (where the search
-    tries the solver first) count as ``policy.try_weight`` of a move each, and those at or below
-    ``solver_reach`` (where it usually proves the game) as ``policy.reach_weight``."""
+    With ``empty_points`` and a ``solver`` (the player's endgame solver answers at or below
+    ``solver.exact`` empty points, instantly), those last moves are not planned for: their time
+    goes to the moves before them. Moves at or below ``solver.tries`` empty points (where the
+    search tries the solver first) count as ``policy.try_weight`` of a move each, and those at or
+    below ``solver.reach`` (where it usually proves the game) as ``policy.reach_weight``."""
     lag = policy.lag_buffer
     if tc.kind == "none":
         t = policy.no_limit_seconds
@@ -257,19 +275,19 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
     zones = None  # own moves left in the solver's zones (full, tried, reached, this one's)
-    if empty_points is not None and solver_empty > 0:
+    if empty_points is not None and solver:
         # Stones never leave a NoGo board, so the solver's first move is exactly
-        # empty_points - solver_empty plies away: no floor is needed against a misestimate
+        # empty_points - solver.exact plies away: no floor is needed against a misestimate
         # there, and a floor would leave a geometric tail of the clock unspent.
-        reach = max(solver_reach, solver_empty)
-        first = max(solver_try, reach)
+        reach = max(solver.reach, solver.exact)
+        first = max(solver.tries, reach)
 
         def own_moves_above(limit: int) -> int:
             return math.ceil(max(empty_points - limit, 0) / 2)
 
         full = own_moves_above(first)
         tried = own_moves_above(reach) - full
-        thinking = own_moves_above(solver_empty)
+        thinking = own_moves_above(solver.exact)
         if thinking < all_moves:
             moves = max(1, thinking)
             zones = (full, tried, thinking - full - tried,

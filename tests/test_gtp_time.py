@@ -147,7 +147,7 @@ def test_the_agents_solver_zones_shape_the_plan():
 
     from nogobot import coords
     from nogobot.board import BLACK, Board
-    from nogobot.timecontrol import plan_move
+    from nogobot.timecontrol import SolverZones, plan_move
 
     rng = np.random.default_rng(5)
     b, moves = Board(9), []
@@ -156,7 +156,7 @@ def test_the_agents_solver_zones_shape_the_plan():
         b.play(m)
         moves.append(coords.to_gtp(m, 9))
     plain, solving = RecordingAgent(), RecordingAgent()
-    solving.solver_empty, solving.solver_reach, solving.solver_try = 22, 26, 28
+    solving.solver_zones = SolverZones(exact=22, reach=26, tries=28)
     budgets = []
     for agent in (plain, solving):
         engine, handler, _ = session(agent, clock=TimeControl.sudden_death(60))
@@ -165,7 +165,6 @@ def test_the_agents_solver_zones_shape_the_plan():
         budgets.append(handler.move_budget(BLACK))
     state = handler.clock.state("b")
     want = plan_move(TimeControl.sudden_death(60), state, b.num_legal(BLACK), b.num_legal(2),
-                     TimePolicy(), empty_points=81 - b.ply, solver_empty=22, solver_reach=26,
-                     solver_try=28)
+                     TimePolicy(), empty_points=81 - b.ply, solver=solving.solver_zones)
     assert budgets[1] == want
     assert budgets[1].planned > 1.5 * budgets[0].planned

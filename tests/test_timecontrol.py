@@ -11,8 +11,8 @@ import pytest
 
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import Board
-from nogobot.timecontrol import (ClockState, MoveBudget, SearchStopper, TimeControl, TimePolicy,
-                                 expected_plies_left, plan_move)
+from nogobot.timecontrol import (NO_SOLVER, ClockState, MoveBudget, SearchStopper, SolverZones,
+                                 TimeControl, TimePolicy, expected_plies_left, plan_move)
 
 
 def _game_records(count, rng):
@@ -38,6 +38,7 @@ def games():
 SOLVER_EMPTY = 22  # solver.SOLVER_INSTANT_EMPTY
 SOLVER_REACH = 26  # solver.SOLVER_REACH_EMPTY
 SOLVER_FIRST = 28  # solver.SOLVER_MAX_EMPTY: where the search starts to try it
+ZONES = SolverZones(exact=SOLVER_EMPTY, reach=SOLVER_REACH, tries=SOLVER_FIRST)
 # Its chance to prove the game in a try at 27-28 empty points (the same 60 s ledger: 23 of 40
 # positions at 28 in 500,000 nodes, about a move's share of the budget there).
 FIRST_PROOF = 0.45
@@ -62,9 +63,7 @@ def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", so
     for ply in range(colour, len(recs), 2):
         legal_a, legal_b, empty = recs[ply]
         budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
-                           solver_empty=SOLVER_EMPTY if solver else 0,
-                           solver_reach=SOLVER_REACH if solver else 0,
-                           solver_try=SOLVER_FIRST if solver else 0)
+                           solver=ZONES if solver else NO_SOLVER)
         assert isinstance(budget, MoveBudget)
         assert budget.planned <= budget.maximum + 1e-9
         min_planned = min(min_planned, budget.planned)
@@ -189,8 +188,7 @@ def test_60s_keeps_the_solvers_seconds(games):
             clock = ClockState.start(tc)
             for legal_a, legal_b, empty in recs[colour::2]:
                 budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
-                                   solver_empty=SOLVER_EMPTY, solver_reach=SOLVER_REACH,
-                                   solver_try=SOLVER_FIRST)
+                                   solver=ZONES)
                 if empty <= SOLVER_REACH:
                     maxima.append(budget.maximum)
                     break
@@ -285,10 +283,11 @@ def test_solver_moves_count_as_a_share_of_a_move():
     at least half of what is usable does not stop early, while a middle-game move does; an
     extension never takes more than half of what the plan keeps for the later moves."""
     policy = TimePolicy()
-    zones = {"solver_empty": 22, "solver_reach": 26, "solver_try": 28}
+    zones = {"solver": ZONES}
+    exact_only = SolverZones(exact=SOLVER_EMPTY)
     tc = TimeControl("absolute", 900)
     clock = ClockState(300.0)
-    old = plan_move(tc, clock, 20, 20, policy, empty_points=32, solver_empty=22)
+    old = plan_move(tc, clock, 20, 20, policy, empty_points=32, solver=exact_only)
     new = plan_move(tc, clock, 20, 20, policy, empty_points=32, **zones)
     # 32, 30 full; 28 tried; 26, 24 in the reach: 2 + tw + 2 rw moves instead of 5.
     weighted = 2 + policy.try_weight + 2 * policy.reach_weight
@@ -307,7 +306,7 @@ def test_solver_moves_count_as_a_share_of_a_move():
                      **zones).early_stop
     # 60 s: an even share (about 4 s) is what the solver needs, so the zones are whole moves.
     tc, clock = TimeControl("absolute", 60), ClockState(20.0)
-    whole = plan_move(tc, clock, 20, 20, policy, empty_points=32, solver_empty=22)
+    whole = plan_move(tc, clock, 20, 20, policy, empty_points=32, solver=exact_only)
     assert plan_move(tc, clock, 20, 20, policy, empty_points=32, **zones) == whole
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..timecontrol import NO_SOLVER, SolverZones
+
 if TYPE_CHECKING:
     from ..board import Board
 
@@ -32,9 +34,7 @@ class Agent(Protocol):
     # ``select_move``'s ``seconds`` may be the time manager's ``timecontrol.MoveBudget`` (plan,
     # hard maximum, early stop); otherwise the GTP layer passes its planned seconds.
     takes_move_budget: bool = False
-    solver_empty: int = 0  # empty points at or below which an exact solver answers (0: none)
-    solver_reach: int = 0  # ... at or below which it usually proves the game within a move
-    solver_try: int = 0  # ... at or below which the search tries it first
+    solver_zones: SolverZones = NO_SOLVER  # where an endgame solver works (the time plan reads it)
     last_result: Any = None  # the last search's ``player.SearchResult``, for agents that have one
     seconds: float | None = None  # the default time per move (the ``seconds`` parameter sets it)
 

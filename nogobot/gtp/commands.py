@@ -123,18 +123,15 @@ class NoGoCommands:
     def move_budget(self, colour: int):
         """The time manager's budget (``timecontrol.MoveBudget``) for ``colour``'s next move,
         from the time control, what is left on that colour's clock and the position."""
-        from ..timecontrol import TimePolicy, plan_move
+        from ..timecontrol import NO_SOLVER, TimePolicy, plan_move
 
         board = self.board
         state = self.clock.state("b" if colour == BLACK else "w")
         empty = int((board.stones == 0).sum())
-        agent = self.agent
-        solver = {} if agent is None else {"solver_empty": agent.solver_empty,
-                                           "solver_reach": agent.solver_reach,
-                                           "solver_try": agent.solver_try}
+        solver = NO_SOLVER if self.agent is None else self.agent.solver_zones
         return plan_move(self.clock.settings, state, board.num_legal(colour),
                          board.num_legal(3 - colour), self.time_policy or TimePolicy(),
-                         empty_points=empty, **solver)
+                         empty_points=empty, solver=solver)
 
     # -- pondering ------------------------------------------------------------------------
     def on_input(self) -> None:
