@@ -313,11 +313,17 @@ class RaveAgent(SearchAgent):
             self._finish(board, result)
         return result
 
+    def root_statistics(self) -> tuple:
+        """The last search's root children, summed over the threads' trees: (moves, visits,
+        wins, proven win, proven loss), each an array (empty before any search). Expert
+        iteration (``train.teacher``) reads its targets here."""
+        if not self._trees:
+            e = np.zeros(0)
+            return e.astype(np.int16), e, e, e.astype(bool), e.astype(bool)
+        return self._root_statistics(self._trees)
+
     @staticmethod
-    def _choice(trees: list[_Tree]) -> tuple[int, int, int, float]:
-        """(move, index of the most visited, index of the best valued, win rate of the move):
-        visits summed over the trees; a proven win is played, proven losses only if nothing
-        else is left."""
+    def _root_statistics(trees: list[_Tree]) -> tuple:
         moves, visits, wins, proofs = trees[0].root_children()
         moves = moves.copy()
         visits, wins = visits.copy(), wins.copy()
@@ -331,6 +337,14 @@ class RaveAgent(SearchAgent):
             wins += w
             proven_win |= p > 0
             proven_loss &= p < 0
+        return moves, visits, wins, proven_win, proven_loss
+
+    @classmethod
+    def _choice(cls, trees: list[_Tree]) -> tuple[int, int, int, float]:
+        """(move, index of the most visited, index of the best valued, win rate of the move):
+        visits summed over the trees; a proven win is played, proven losses only if nothing
+        else is left."""
+        moves, visits, wins, proven_win, proven_loss = cls._root_statistics(trees)
         if len(moves) == 0:
             raise RuntimeError("rave: the root was never expanded")
         rate = np.where(visits > 0, wins / np.maximum(visits, 1), 0.0)

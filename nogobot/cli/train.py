@@ -192,8 +192,12 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
 @click.option("--games", required=True, type=click.IntRange(min=1), help="Games to play.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Directory for the dataset (gNNNNN.sgf + gNNNNN.npz per game).")
-@click.option("--playouts", default=200, show_default=True, type=click.IntRange(min=1),
-              help="Playouts per move (every move is a full search and a policy target).")
+@click.option("--playouts", default=None, type=click.IntRange(min=1),
+              help="Playouts per move (every move is a full search and a policy target) "
+                   "[default: 200 for the net, 20000 simulations for rave].")
+@click.option("--player", type=click.Choice(["net", "rave"]), default="net", show_default=True,
+              help="Who plays: the network's search (--model), or the classical rave agent, "
+                   "whose searches become the targets (expert iteration; no network, no torch).")
 @size_option()
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -201,13 +205,29 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
               help="Exact endgame solver in the search (slow on tiny boards).")
 @click.option("--concurrent-games", default=1, show_default=True, type=click.IntRange(1, 4096),
               help="Games per worker that share each network call (GPU: 64-256).")
-def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
+def selfplay_cmd(model, games, out, playouts, player, size, workers, seed, solver,
                  concurrent_games) -> None:
     """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
     from pathlib import Path
 
     from ..inference import ModelError
 
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    start = len(sorted(out_dir.glob("g*.npz")))
+    stems = [out_dir / f"g{i:05d}" for i in range(start, start + games)]
+    if player == "rave":
+        from ..train.loop import Progress
+        from ..train.teacher import generate_teacher_games
+
+        bar = Progress("rave self-play", games)
+        try:
+            n = generate_teacher_games(stems, size, playouts or 20_000, seed + start,
+                                       workers=workers, progress=bar)
+        finally:
+            bar.close()
+        click.echo(f"wrote {n} games to {out_dir} ({start + n} in total)")
+        return
     model = resolve_model(model)
     try:
         from ..train import require_torch
@@ -221,13 +241,8 @@ def selfplay_cmd(model, games, out, playouts, size, workers, seed, solver,
             raise
         raise train_extra("selfplay", e) from None
 
-    sp = SelfPlayConfig(playouts=playouts, playout_cap_randomisation=False, use_solver=solver,
-                        concurrent_games=concurrent_games)
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    existing = sorted(out_dir.glob("g*.npz"))
-    start = len(existing)
-    stems = [out_dir / f"g{i:05d}" for i in range(start, start + games)]
+    sp = SelfPlayConfig(playouts=playouts or 200, playout_cap_randomisation=False,
+                        use_solver=solver, concurrent_games=concurrent_games)
     bar = Progress("self-play", games)
     try:
         n = generate_games(model, stems, size, sp, seed + start, workers=workers, progress=bar)

@@ -303,11 +303,17 @@ def generate_games(model: str, stems: list, size: int, sp: SelfPlayConfig, seed:
     if workers == 1:
         return run_job(GameJob(model, size, sp, stems, seed, device, checkpoint=checkpoint),
                        progress=(lambda g: progress(1)) if progress else None)
-    ctx = mp.get_context("spawn")
     jobs = [GameJob(model, size, sp, stems[i::workers], seed * 1000 + i, device,
                     checkpoint=checkpoint) for i in range(workers)]
-    with ctx.Pool(workers) as pool:
-        result = pool.map_async(_worker, jobs)
+    return run_pool(_worker, jobs, stems, progress)
+
+
+def run_pool(worker, jobs: list, stems: list, progress=None) -> int:
+    """Run ``worker(job)`` for every job in its own ``spawn`` process (each returns the games
+    it wrote), calling ``progress(n)`` from this process as the stems' .npz shards appear."""
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(len(jobs)) as pool:
+        result = pool.map_async(worker, jobs)
         seen = 0
         while not result.ready():
             result.wait(0.5)
