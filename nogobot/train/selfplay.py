@@ -64,6 +64,47 @@ class GameData:
     seconds: float
 
 
+class GameRecorder:
+    """One game's shard arrays as it is played: each position's planes and search targets
+    (``record``, before its move is played), then the outcome targets (``finish``). Self-play and
+    expert iteration (``teacher.py``) write their shards through it, so the format has one owner."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.t0 = time.perf_counter()
+        self.planes, self.policy, self.weight, self.root_value = [], [], [], []
+        self.moves, self.to_move = [], []
+
+    def record(self, board: Board, policy: np.ndarray, weight: float, root_value: float,
+               move: int) -> None:
+        self.planes.append(board_planes(board).astype(np.uint8))
+        self.policy.append(policy.astype(np.float16))
+        self.weight.append(weight)
+        self.root_value.append(root_value)
+        self.moves.append(move)
+        self.to_move.append(board.to_move)
+
+    def finish(self, board: Board, name: str, playouts: int) -> GameData:
+        """The finished game (``board`` at its end) as shard data; ``name`` plays both sides."""
+        from .data import final_outcome, game_targets
+
+        size, n = self.size, len(self.moves)
+        winner, margin, own = final_outcome(board)
+        tgt = game_targets(np.array(self.to_move), np.array(self.moves), winner, margin, own, size)
+        arrays = {
+            "planes": np.stack(self.planes) if n else np.zeros((0, 12, size, size), np.uint8),
+            "policy": np.stack(self.policy) if n else np.zeros((0, size * size), np.float16),
+            "policy_weight": np.array(self.weight, np.float32),
+            "root_value": np.array(self.root_value, np.float32),
+            "moves": np.array(self.moves, np.int16),
+            **tgt,
+            "size": np.int32(size), "plies": np.int32(n), "winner": np.int8(winner),
+        }
+        rec = sgf.record_of(board, black=name, white=name)
+        return GameData(arrays, sgf.serialise(rec), n, winner, playouts,
+                        time.perf_counter() - self.t0)
+
+
 def search_config(sp: SelfPlayConfig) -> SearchConfig:
     return SearchConfig(c_puct=sp.c_puct, batch_size=sp.batch_size, max_tree_mb=sp.max_tree_mb,
                         cache_entries=1 << 14, dirichlet_alpha_81=sp.dirichlet_alpha_81,
@@ -111,12 +152,10 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
     """``play_selfplay_game`` as a generator: yields the planes of each network batch, expects the
     ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
     from ..player import SearchLimits
-    from .data import final_outcome, game_targets
 
-    t0 = time.perf_counter()
+    game = GameRecorder(size)
     board = Board(size)
     area = size * size
-    planes, policy, weight, moves, to_move, root_value = [], [], [], [], [], []
     total_playouts = 0
     while not board.is_terminal():
         full = (not sp.playout_cap_randomisation) or rng.random() < sp.full_search_fraction
@@ -141,33 +180,15 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
             move = res.move  # a sharp target, anything else teaches nothing
             target[move] = 1.0
             w = 1.0 if res.proven == 1 else 0.0
-        root_value.append(1.0 if res.proven == 1 else 0.0 if res.proven == -1 else res.winrate)
+        value = 1.0 if res.proven == 1 else 0.0 if res.proven == -1 else res.winrate
         s = target.sum()
         if s > 0:
             target /= s
         else:
             target[move], w = 1.0, 0.0
-        planes.append(board_planes(board).astype(np.uint8))
-        policy.append(target.astype(np.float16))
-        weight.append(w)
-        moves.append(move)
-        to_move.append(board.to_move)
+        game.record(board, target, w, value, move)
         board.play(move)
-    winner, margin, own = final_outcome(board)
-    tgt = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
-    n = len(moves)
-    arrays = {
-        "planes": np.stack(planes) if n else np.zeros((0, 12, size, size), np.uint8),
-        "policy": np.stack(policy) if n else np.zeros((0, area), np.float16),
-        "policy_weight": np.array(weight, np.float32),
-        "root_value": np.array(root_value, np.float32),
-        "moves": np.array(moves, np.int16),
-        **tgt,
-        "size": np.int32(size), "plies": np.int32(n), "winner": np.int8(winner),
-    }
-    rec = sgf.record_of(board, black=name, white=name)
-    return GameData(arrays, sgf.serialise(rec), n, winner, total_playouts,
-                    time.perf_counter() - t0)
+    return game.finish(board, name, total_playouts)
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,18 +21,14 @@ the value that rollouts count and a network trained on 100-200-playout self-play
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import sgf
 from ..agents.rave import RaveAgent
 from ..board import Board
-from ..features import board_planes
-from .data import final_outcome, game_targets
-from .selfplay import GameData, run_pool, write_shard
+from .selfplay import GameData, GameRecorder, run_pool, write_shard
 
 TEACHER = "rave"
 
@@ -77,11 +73,10 @@ def search_targets(agent: RaveAgent, move: int, area: int) -> tuple[np.ndarray, 
 def play_teacher_game(agent: RaveAgent, size: int, rng: np.random.Generator,
                       temperature_moves: int = 8) -> GameData:
     """One game of ``agent`` against itself; returns its shard data (``selfplay``'s format)."""
-    t0 = time.perf_counter()
     agent.forget()
+    game = GameRecorder(size)
     board = Board(size)
     area = size * size
-    planes, policy, weight, moves, to_move, root_value = [], [], [], [], [], []
     simulations = 0
     while not board.is_terminal():
         move = int(agent.select_move(board))
@@ -89,26 +84,9 @@ def play_teacher_game(agent: RaveAgent, size: int, rng: np.random.Generator,
         target, w, value = search_targets(agent, move, area)
         if board.ply < temperature_moves and w > 0 and value < 1.0:
             move = int(rng.choice(area, p=target / target.sum()))
-        planes.append(board_planes(board).astype(np.uint8))
-        policy.append(target.astype(np.float16))
-        weight.append(w)
-        root_value.append(value)
-        moves.append(move)
-        to_move.append(board.to_move)
+        game.record(board, target, w, value, move)
         board.play(move)
-    winner, margin, own = final_outcome(board)
-    targets = game_targets(np.array(to_move), np.array(moves), winner, margin, own, size)
-    n = len(moves)
-    arrays = {
-        "planes": np.stack(planes), "policy": np.stack(policy),
-        "policy_weight": np.array(weight, np.float32),
-        "root_value": np.array(root_value, np.float32),
-        "moves": np.array(moves, np.int16), **targets,
-        "size": np.int32(size), "plies": np.int32(n), "winner": np.int8(winner),
-    }
-    record = sgf.record_of(board, black=TEACHER, white=TEACHER)
-    return GameData(arrays, sgf.serialise(record), n, winner, simulations,
-                    time.perf_counter() - t0)
+    return game.finish(board, TEACHER, simulations)
 
 
 def run_teacher_job(job: TeacherJob, progress=None) -> int:
