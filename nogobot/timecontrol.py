@@ -180,17 +180,25 @@ class TimePolicy:
     moves_floor: float = 6.0  # plan for at least this many own moves (geometric tail)
     extend_factor: float = 2.0  # an unstable position may think up to this × the plan
     no_limit_seconds: float = 5.0  # per move when there is no time limit
-    # A move where the endgame solver is tried first (``SolverZones.tries``) counts as this share
-    # of a thinking move, and one inside its reach (``SolverZones.reach``), where it usually proves the
-    # game, as the second: about the chance that the move still needs its search. Counted as
-    # whole moves, the time kept for them was never spent once the proof came (the 60 s ledger
-    # against rave used a median 85% of the clock before its first proof; issue 19).
+    # A move where the endgame solver is tried first (``SolverZones.tries``) counts as this
+    # share of a thinking move, and one inside its reach (``SolverZones.reach``), where it
+    # usually proves the game, as the second: about the chance that the move still needs its
+    # search. Counted as whole moves, the time kept for them was never spent once the proof
+    # came (the 60 s ledger against rave used a median 85% of the clock before its first proof;
+    # issue 19).
     try_weight: float = 0.6
     reach_weight: float = 0.2
     # ... but never less than this many seconds each (while an even share gives them): the
     # solver needs about 2 s at 25-28 empty points (a quarter of a move's maximum of 2x plan;
     # 400,000 nodes). Starved to 0.8 s, it missed proven wins in 3 of 8 losses (ledger-rave-6).
     solver_seconds: float = 4.0
+    # ... and, while moves above the zones remain, a try keeps at most this many seconds for
+    # later (the reach shrinks in step, down to solver_seconds): planned at 20 s, a try's maximum
+    # gives the solver its whole node budget (a quarter of the maximum, solver.SOLVER_NODES),
+    # and at 900 s the first try at 27-28 empty points proved the game in 8 of 8 games within
+    # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
+    # that proof (rave-900-2: a median 91% of 900 s spent before it).
+    try_seconds: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -243,16 +251,27 @@ def apply_lag(t: float, lag: float) -> float:
     return t * 0.5 if t < 2 * lag else t - lag
 
 
-def _zone_share(zones: tuple, even: float, policy: TimePolicy) -> float:
+def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy) -> float:
     """This move's share of the usable time when the moves where the solver is tried count as
     ``try_weight`` of a move and those in its reach as ``reach_weight``, but each keeps at least
-    ``solver_seconds`` while the even share (``even``) allows it: the solver needs seconds, not
-    a share of the clock (at 60 s its reach keeps whole moves, at 900 s a fifth of one)."""
+    ``solver_seconds`` while an even share allows it, and, seen from the moves above the zones,
+    a try at most ``try_seconds``: the solver needs seconds, not a share of the clock (at 60 s
+    its reach keeps whole moves; at 900 s a try keeps 20 s where a share would keep 40-50 s)."""
     full, tried, reached, this = zones
-    floor = min(1.0, policy.solver_seconds / max(even, 1e-9))
-    weights = (1.0, max(policy.try_weight, floor), max(policy.reach_weight, floor))
-    weighted = full + weights[1] * tried + weights[2] * reached
-    return weights[this] / weighted if weighted > 0 else 1.0
+    floor = min(1.0, policy.solver_seconds / max(usable / moves, 1e-9))
+    w_try = max(policy.try_weight, floor)
+    w_reach = max(policy.reach_weight, floor)
+    weighted = full + w_try * tried + w_reach * reached
+    if weighted <= 0:
+        return 1.0
+    per_full = usable / weighted  # a move above the zones
+    if full > 0 and w_try * per_full > policy.try_seconds:
+        keep_try = policy.try_seconds
+        keep_reach = max(keep_try * w_reach / w_try, min(policy.solver_seconds, keep_try))
+        per_full = (usable - keep_try * tried - keep_reach * reached) / full
+        w_try, w_reach = keep_try / per_full, keep_reach / per_full
+        weighted = full + w_try * tried + w_reach * reached
+    return (1.0, w_try, w_reach)[this] / weighted
 
 
 def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_other: int,
@@ -332,7 +351,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
     # This move's share of the usable time.
-    share = 1.0 / moves if zones is None else _zone_share(zones, usable / moves, policy)
+    share = 1.0 / moves if zones is None else _zone_share(zones, usable, moves, policy)
     planned = usable * share / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     # The cap guards against a misjudged game length; it never stops an even share.
     cap = usable * max(policy.max_share, share) + guaranteed
