@@ -176,3 +176,15 @@ def test_train_cli_shape(tmp_path):
     r = CliRunner().invoke(main, ["train", str(tmp_path / "missing.yaml"), "--run-dir",
                                   str(tmp_path / "run")])
     assert r.exit_code != 0 and "missing.yaml" in r.output
+
+
+def test_strength_ledger_parses_and_adds_up():
+    """models/ledger.yaml (the README's and the report's source) is valid YAML whose matches
+    each count their games."""
+    import yaml
+
+    ledger = yaml.safe_load((Path(__file__).resolve().parents[1] / "models" / "ledger.yaml")
+                            .read_text())
+    assert ledger["matches"]
+    for m in ledger["matches"]:
+        assert m["a"] and m["b"] and m["wins"] + m["losses"] == m["games"], m
