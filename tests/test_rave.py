@@ -17,7 +17,14 @@ from test_agents_search import AVOID_POSITION, WIN_POSITIONS
 from nogobot import coords
 from nogobot.agents.rave import RaveAgent
 from nogobot.board import BLACK, WHITE, Board
-from nogobot.playout import _below, policy_rollout, rollout_scratch, rollout_value
+from nogobot.playout import (
+    S_EYEISH,
+    S_NEAR_EYE,
+    _below,
+    policy_rollout,
+    rollout_scratch,
+    rollout_value,
+)
 
 
 @njit(cache=True)
@@ -52,6 +59,26 @@ def test_rollouts_are_legal_complete_games(size):
         assert board.is_terminal()
         assert winner == board.winner()
         assert np.array_equal(scratch[0], board.stones)  # the final position, for AMAF
+        _assert_eyeish_points_kept(board, scratch)
+
+
+def _assert_eyeish_points_kept(board: Board, scratch: tuple) -> None:
+    """The rollout's incremental eyeish flags and near_eye counts match the final position
+    (the local answer skips points with no eyeish neighbour, so a stale count changes play)."""
+    eyeish, near_eye = scratch[S_EYEISH], scratch[S_NEAR_EYE]
+    nbr = board.geo.nbr
+    stones = board.stones
+    for q in range(stones.shape[0]):
+        sides = [t for t in nbr[q] if t >= 0]
+        edges = 4 - len(sides)
+        if stones[q] != 0:
+            assert eyeish[q] == 0
+            continue
+        if any(stones[t] == 0 for t in sides):
+            enclosed = max(edges + sum(stones[t] == c for t in sides) for c in (1, 2))
+            assert eyeish[q] == (enclosed >= 3), q
+    for p in range(stones.shape[0]):
+        assert near_eye[p] == sum(eyeish[t] for t in nbr[p] if t >= 0), p
 
 
 
