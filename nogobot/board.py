@@ -88,7 +88,7 @@ def _popcount64(x):
     return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def liberty_count(libs, r):
     """Liberties of the block whose root is ``r``. Public: features.py reads it per block."""
     n = 0

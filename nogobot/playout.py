@@ -40,6 +40,11 @@ flags and, per point, how many eyeish neighbours it has (``near_eye``), both upd
 are placed; the local answer scores only points with one. That made policy rollouts 10% faster
 with the same games (the same seed plays the same moves).
 
+Speed. ``_choose`` and ``_put`` are inlined into the move loop: a call to a numba function
+passing arrays increments and decrements each array's reference count with atomic
+instructions, and with a dozen arrays per call, twice a move, that was a third of a rollout's
+time (``perf``, 2026-11-24); inlined, numba prunes those pairs.
+
 Randomness: each rollout draws one seed from numba's ``np.random`` (the caller seeds it with
 ``np.random.seed`` inside a kernel) and runs its own xorshift generator from it, kept in the
 workspace: numba's Mersenne Twister cost 11% of a rollout's time (a draw a few times per move).
@@ -96,6 +101,8 @@ def rollout_scratch(size: int, p_local: float = P_LOCAL, samples: int = SAMPLES,
                 if (dr or dc) and 0 <= rr < size and 0 <= cc < size:
                     nbr8[p, k] = rr * size + cc
                     k += 1
+    around = np.zeros((3, P), dtype=np.int8)
+    around[0] = [sum(1 for k in range(4) if geo.nbr[p, k] < 0) for p in range(P)]
     return (
         np.zeros(P, dtype=np.int8),  # stones
         np.zeros(P, dtype=np.int16),  # block roots
@@ -109,7 +116,7 @@ def rollout_scratch(size: int, p_local: float = P_LOCAL, samples: int = SAMPLES,
         nbr8,  # the eight points around each point, -1 padded
         np.zeros(P, dtype=np.int16),  # work list
         np.zeros(P, dtype=np.int16),  # trace of the rollout's moves
-        np.zeros((3, P), dtype=np.int8),  # around[c, p]: neighbours of p that are c or edge
+        around,  # around[c, p]: neighbours of p that are c or edge; around[0]: edges alone
         np.array([p_local, samples, min_score], dtype=np.float64),  # the policy's knobs
         np.zeros(P, dtype=np.int16),  # liberty counts, valid at roots
         np.ones(1, dtype=np.uint64),  # the rollout's xorshift state (never 0)
@@ -165,7 +172,7 @@ def _add_size(bsize, big, small):
     bsize[big] += bsize[small]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c):
     """Place a stone of c on p (legal): merge blocks (relabel the smaller), update liberties.
 
@@ -275,7 +282,7 @@ def _below(rng, n):
     return np.int64(((x >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose(stones, root, nlibs, nbr, nbr8, cand, index, count, work, around, policy, rng, c,
             last, near_eye):
     """The policy's move for c, or -1 when c has no legal move (module docstring)."""
@@ -423,13 +430,8 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
     s_nxt[:] = nxt
     s_libs[:, :] = libs
     bsize[:] = 0
-    for p in range(stones.shape[0]):
-        edges = 0
-        for k in range(4):
-            if nbr[p, k] < 0:
-                edges += 1
-        around[1, p] = edges
-        around[2, p] = edges
+    around[1, :] = around[0, :]
+    around[2, :] = around[0, :]
     for p in range(stones.shape[0]):
         s = stones[p]
         if s != EMPTY:
@@ -447,13 +449,11 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
             _mark_eyeish(eyeish, near_eye, nbr, p, 1)
     for c in (1, 2):
         n = 0
-        for p in range(stones.shape[0]):
-            if legal[c, p]:
-                cand[c, n] = p
-                index[c, p] = n
-                n += 1
-            else:
-                index[c, p] = -1
+        for p in range(stones.shape[0]):  # branch-free: the masks are noise to a predictor
+            ok = legal[c, p]
+            cand[c, n] = p
+            index[c, p] = n if ok else -1
+            n += 1 if ok else 0
         count[c] = n
     count[3] = 0
     c = meta[TO_MOVE]
