@@ -144,14 +144,14 @@ def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c):
     return lib_c and not capture_c, lib_o and not capture_o
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_legal(legal, meta, p, c, value):
     if legal[c, p] != value:
         legal[c, p] = value
         meta[NLEGAL_B + c - 1] += 1 if value else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _retest(stones, root, libs, legal, meta, nbr, q):
     """Re-test legality of empty point q for both colours (only legal -> illegal happens)."""
     if legal[BLACK, q] or legal[WHITE, q]:
@@ -162,7 +162,7 @@ def _retest(stones, root, libs, legal, meta, nbr, q):
             _set_legal(legal, meta, q, WHITE, False)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r):
     """If block r is down to one liberty, re-test that point.
 
@@ -259,7 +259,7 @@ def _no_sizes(nxt, big, small):
     pass
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
     """Put a stone of colour c on p and update blocks, liberties and hash (no legality check).
 
@@ -276,7 +276,7 @@ def _place(stones, root, nxt, libs, meta, nbr, zob, p, c):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _set_to_move(meta, zob, c):
     area = zob.shape[1] - 1
     if (meta[TO_MOVE] == WHITE) != (c == WHITE):

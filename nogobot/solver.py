@@ -63,7 +63,7 @@ def solver_budget(limits) -> int:
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tt_get(keys, vals, h):
     i = h & (keys.shape[0] - 1)
     if keys[i] == h and vals[i] != 0:
@@ -71,14 +71,14 @@ def _tt_get(keys, vals, h):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tt_put(keys, vals, h, v):
     i = h & (keys.shape[0] - 1)
     keys[i] = h
     vals[i] = v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
                     moves, score):
     """Generate the legal moves at level d into ``moves[d]``, best first; return their count,
