@@ -143,6 +143,55 @@ def test_writable_install_keeps_numbas_default(tmp_path):
     assert res.stdout.split() == ["None", "None"]
 
 
+def test_a_kernels_callee_changed_in_another_module_is_recompiled(tmp_path):
+    """numba checks a cached kernel against its own file only: f (in a.py) calling g (in b.py)
+    kept g's old code after b.py changed. ``drop_stale_kernels`` drops the package's cached
+    kernels when a kernel module changes, and only then."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from numba import njit\n\nfrom .b import g\n\n\n"
+                              "@njit(cache=True)\ndef f(x):\n    return g(x) * 10\n")
+
+    def write_b(body: str) -> None:
+        (pkg / "b.py").write_text(f"from numba import njit\n\n\n@njit(cache=True)\n"
+                                  f"def g(x):\n    return {body}\n")
+
+    code = ("import sys; from pathlib import Path; from nogobot.warmup import drop_stale_kernels;"
+            " dropped = drop_stale_kernels(Path(sys.argv[1]));"
+            " from pkg.a import f; print(dropped, f(1))")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+
+    def run() -> str:
+        res = subprocess.run([sys.executable, "-c", code, str(pkg)], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return res.stdout.strip()
+
+    write_b("x + 1")
+    assert run() == "False 20"  # compiled and cached
+    assert run() == "False 20"  # loaded from the cache
+    assert list((pkg / "__pycache__").glob("a.*.nbi"))
+    write_b("x + 22")
+    assert run() == "True 230"  # f's cache dropped with g's, though a.py is as it was
+    assert run() == "False 230"
+    (pkg / "__init__.py").write_text("# no kernel here\n")
+    assert run() == "False 230"  # a module without kernels changed: the caches stay
+
+
+def test_stale_kernel_check_finds_numbas_cache_folder(tmp_path, monkeypatch):
+    from numba.core.caching import UserProvidedCacheLocator
+
+    from nogobot import warmup
+
+    source = Path(warmup.__file__).parent / "agents"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert warmup._cache_folder(source) == tmp_path / \
+        UserProvidedCacheLocator.get_suitable_cache_subpath(str(source / "rave.py"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert warmup._cache_folder(source) == source / "__pycache__"
+
+
 # -- the wheel, installed into a fresh venv -----------------------------------------------------
 
 
