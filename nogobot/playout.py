@@ -102,7 +102,7 @@ def rollout_scratch(size: int, p_local: float = P_LOCAL, samples: int = SAMPLES,
                     nbr8[p, k] = rr * size + cc
                     k += 1
     around = np.zeros((3, P), dtype=np.int8)
-    around[0] = [sum(1 for k in range(4) if geo.nbr[p, k] < 0) for p in range(P)]
+    around[0] = (geo.nbr < 0).sum(axis=1)  # off-board sides, copied into rows 1-2 per rollout
     return (
         np.zeros(P, dtype=np.int8),  # stones
         np.zeros(P, dtype=np.int16),  # block roots
@@ -449,11 +449,13 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
             _mark_eyeish(eyeish, near_eye, nbr, p, 1)
     for c in (1, 2):
         n = 0
-        for p in range(stones.shape[0]):  # branch-free: the masks are noise to a predictor
-            ok = legal[c, p]
-            cand[c, n] = p
-            index[c, p] = n if ok else -1
-            n += 1 if ok else 0
+        for p in range(stones.shape[0]):
+            if legal[c, p]:
+                cand[c, n] = p
+                index[c, p] = n
+                n += 1
+            else:
+                index[c, p] = -1
         count[c] = n
     count[3] = 0
     c = meta[TO_MOVE]

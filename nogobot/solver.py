@@ -63,6 +63,8 @@ def solver_budget(limits) -> int:
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
 
+# The table and ordering helpers are inlined into the search loop (array reference counts per
+# call: see board._set_legal).
 @njit(cache=True, inline="always")
 def _tt_get(keys, vals, h):
     i = h & (keys.shape[0] - 1)
