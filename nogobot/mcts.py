@@ -65,6 +65,10 @@ class SearchConfig:
     top_k: int = 0  # darkforest-style pruning: consider only the k best priors (0 = all)
     selection: int = SELECT_PUCT  # or SELECT_UCB1_TUNED / SELECT_KL_UCB (experiments)
     use_solver: bool = True  # exact endgame solver when few empty points remain
+    # Once the solver proves the game lost, play the move that leaves the opponent the
+    # smallest share of winning replies (``solver.Solver.resist``) instead of the one whose
+    # refutation took the most nodes.
+    resist: bool = True
     # Hybrid leaf evaluation (AlphaGo's lambda-mixing): a leaf's value is
     # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
     # policy rollouts from the leaf (playout.py). The network misjudges how many safe points each

@@ -28,8 +28,8 @@ from .board import Board
 from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, WIN, Solver,
-                     solver_budget)
+from .solver import (LOSS, SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, WIN,
+                     Solver, solver_budget)
 from .timecontrol import NO_SOLVER, SolverZones
 
 
@@ -262,6 +262,14 @@ class Searcher:
         if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
             solved = self.solver.solve(board, solver_budget(limits), self._root_visits(board))
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
+            if solved.result == LOSS and self.config.resist:
+                # Every move loses: play the one an imperfect opponent is likeliest to answer
+                # wrongly, with what is left of the solver's budget (the clock is otherwise
+                # idle from here; against rave a proven loss turned once in 21 games).
+                chance = self.solver.resist(board, solved.move_nodes,
+                                            solver_budget(limits) - solved.nodes)
+                if chance is not None:
+                    solved.move = chance[0]
             if solved.result != 0:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
         t = self.tree

@@ -34,7 +34,7 @@ the moves at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -253,6 +253,7 @@ class SolveResult:
     move: int  # the winning move, the stubbornest losing move, or -1 when unknown
     nodes: int
     move_results: dict[int, int]
+    move_nodes: dict[int, int] = field(default_factory=dict)  # nodes each root move took
 
 
 class Solver:
@@ -297,7 +298,47 @@ class Solver:
             move = int(moves[int(np.argmax(nodes))])
         else:
             move = -1
-        return SolveResult(int(res), move, int(max_nodes - budget[0]), per_move_result)
+        return SolveResult(int(res), move, int(max_nodes - budget[0]), per_move_result,
+                           {int(m): int(n) for m, n in zip(moves, nodes)})
+
+
+    def resist(self, board: Board, move_nodes: dict[int, int],
+               max_nodes: int = 200_000) -> tuple[int, int, int] | None:
+        """In a position proven lost for its side to move, the move that leaves the opponent
+        the smallest share of winning replies (then the fewest, then the one whose refutation
+        took the most nodes): where every move loses, the best practical chance is the one an
+        imperfect opponent is likeliest to answer wrongly. ``move_nodes`` maps each losing move
+        to the nodes its refutation took (``SolveResult``; the stubbornest are examined first).
+        Returns (move, winning replies, replies), or None when ``max_nodes`` ran out before
+        one move was fully counted (a reply left unknown counts the move out)."""
+        left = max_nodes
+        best = None  # (share, wins, -nodes, move, replies)
+        for m in sorted(move_nodes, key=lambda k: -move_nodes[k]):
+            after = board.copy()
+            after.play(m)
+            replies = after.legal_moves()
+            if replies.size == 0:  # the opponent cannot move: m wins after all
+                return m, 0, 0
+            # Enough winning replies to lose to the best so far: stop counting this move.
+            limit = replies.size if best is None else best[0] * replies.size
+            wins = 0
+            for r in replies:
+                position = after.copy()
+                position.play(int(r))
+                if left <= 0:
+                    return None if best is None else (best[3], best[1], best[4])
+                res = self.solve(position, left)
+                left -= max(res.nodes, 1)
+                if res.result == UNKNOWN:
+                    return None if best is None else (best[3], best[1], best[4])
+                wins += res.result == LOSS  # our side, to move there, is lost: r wins for them
+                if wins > limit:
+                    break
+            else:
+                key = (wins / replies.size, wins, -move_nodes[m], m, int(replies.size))
+                if best is None or key[:3] < best[:3]:
+                    best = key
+        return None if best is None else (best[3], best[1], best[4])
 
 
 def solve(board: Board, max_nodes: int = 200_000) -> SolveResult:

@@ -79,6 +79,48 @@ def test_lost_position_picks_a_legal_move():
     assert seen > 0
 
 
+def test_resist_leaves_the_opponent_the_smallest_share_of_winning_replies():
+    """In lost positions, ``resist`` names a losing move whose count of winning replies is
+    exact (brute force) and whose share of them is the smallest of all moves."""
+    rng = np.random.default_rng(11)
+    solver = Solver(1 << 16)
+    checked = 0
+    for _ in range(300):
+        b = random_position(5, rng, 7)
+        r = solver.solve(b, 1_000_000)
+        if r.result != LOSS or b.num_legal() < 2:
+            continue
+        shares = {}
+        for m in b.legal_moves():
+            after = b.copy()
+            after.play(int(m))
+            wins = 0
+            for reply in after.legal_moves():
+                position = after.copy()
+                position.play(int(reply))
+                wins += brute_force(*position.arrays(), position.geo.nbr,
+                                    position.geo.zobrist) == -1
+            shares[int(m)] = (wins, after.num_legal())
+        got = solver.resist(b, r.move_nodes, 10_000_000)
+        assert got is not None
+        move, wins, replies = got
+        assert shares[move] == (wins, replies)
+        assert wins / replies == min(w / n for w, n in shares.values())
+        checked += 1
+    assert checked >= 20
+
+
+def test_resist_gives_up_within_its_budget():
+    rng = np.random.default_rng(5)
+    solver = Solver(1 << 16)
+    for _ in range(300):
+        b = random_position(5, rng, 7)
+        r = solver.solve(b, 1_000_000)
+        if r.result == LOSS and b.num_legal() >= 3:
+            break
+    assert Solver(1 << 16).resist(b, r.move_nodes, 1) is None
+
+
 def test_solver_survives_loading_from_numba_cache():
     """Recursive njit functions can segfault when loaded from numba's on-disk cache (numba
     #6061, #6713). Run the solver in two fresh processes: the second loads it from the cache."""
