@@ -237,6 +237,32 @@ def test_solver_answers_endgame_instantly():
         assert r.seconds < 5 and b.is_legal(r.move)
 
 
+def test_a_proven_loss_is_answered_with_the_fewest_winning_replies():
+    """Where the solver proves the side to move lost, the search plays ``Solver.resist``'s move
+    (the smallest share of winning replies); with ``resist`` off, the stubbornest one."""
+    rng = np.random.default_rng(21)
+    warmup.load("later")
+    seen = differ = 0
+    for _ in range(40):
+        b = Board(9)
+        while 81 - b.ply > 14 and not b.is_terminal():
+            b.play(int(rng.choice(b.legal_moves())))
+        if b.is_terminal() or b.num_legal() < 3:
+            continue
+        solved = Solver(1 << 20).solve(b, 2_000_000)
+        if solved.result != -1:
+            continue
+        want = Solver(1 << 20).resist(b, solved.move_nodes, 2_000_000)
+        got = Searcher(UniformEvaluator(), 9, small_config(use_solver=True)).search(
+            b, SearchLimits(seconds=30))
+        assert got.reason.startswith("solver: loss") and got.move == want[0]
+        off = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, resist=False))
+        assert off.search(b, SearchLimits(seconds=30)).move == solved.move
+        seen += 1
+        differ += want[0] != solved.move
+    assert seen >= 3 and differ >= 1  # the two rules disagree somewhere, so the test can fail
+
+
 @pytest.mark.slow  # solves of 26 empty points: 5-10 s
 def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer():
     """From SOLVER_MAX_EMPTY empty points down the search first gives the solver its budget
