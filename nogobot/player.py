@@ -260,14 +260,14 @@ class Searcher:
         next_report = t0 + progress_interval
         self._solved = {}
         if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
-            solved = self.solver.solve(board, solver_budget(limits), self._root_visits(board))
+            budget = solver_budget(limits)
+            solved = self.solver.solve(board, budget, self._root_visits(board))
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
             if solved.result == LOSS and self.config.resist:
                 # Every move loses: play the one an imperfect opponent is likeliest to answer
                 # wrongly, with what is left of the solver's budget (the clock is otherwise
                 # idle from here; against rave a proven loss turned once in 21 games).
-                chance = self.solver.resist(board, solved.move_nodes,
-                                            solver_budget(limits) - solved.nodes)
+                chance = self.solver.resist(board, solved.move_nodes, budget - solved.nodes)
                 if chance is not None:
                     solved.move = chance[0]
             if solved.result != 0:

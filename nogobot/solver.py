@@ -27,12 +27,12 @@ whose refutation took the most nodes (the stubbornest resistance), or, where the
 counting them (``Solver.resist``), with the move that leaves the opponent the smallest share of
 winning replies: against rave at 10,000 simulations a move, from 80 positions the engine had
 proven lost in 60 s games, it won 11% of 720 games where the stubbornest move won 4.6%
-(tournaments/resist_ab.py, docs/engine.md). ``solver_budget`` is how many nodes a move searched within given limits may
-spend, ``SOLVER_MAX_EMPTY`` where the search starts to call the solver (at 28 empty points it
-proves 23 of 40 ledger positions in 500,000 nodes, about 2 s), ``SOLVER_REACH_EMPTY`` where it
-usually proves the game within a move's budget (the time plan counts those moves as a share of
-a move), and ``SOLVER_INSTANT_EMPTY`` where it answers so fast that the time plan need not count
-the moves at all.
+(tournaments/resist_ab.py, docs/engine.md). ``solver_budget`` is how many nodes a move
+searched within given limits may spend, ``SOLVER_MAX_EMPTY`` where the search starts to call
+the solver (at 28 empty points it proves 23 of 40 ledger positions in 500,000 nodes, about
+2 s), ``SOLVER_REACH_EMPTY`` where it usually proves the game within a move's budget (the time
+plan counts those moves as a share of a move), and ``SOLVER_INSTANT_EMPTY`` where it answers so
+fast that the time plan need not count the moves at all.
 """
 
 from __future__ import annotations
@@ -324,24 +324,35 @@ class Solver:
                 return m, 0, 0
             # Enough winning replies to lose to the best so far: stop counting this move.
             limit = replies.size if best is None else best[0] * replies.size
-            wins = 0
-            for r in replies:
-                position = after.copy()
-                position.play(int(r))
-                if left <= 0:
-                    return None if best is None else (best[3], best[1], best[4])
-                res = self.solve(position, left)
-                left -= max(res.nodes, 1)
-                if res.result == UNKNOWN:
-                    return None if best is None else (best[3], best[1], best[4])
-                wins += res.result == LOSS  # our side, to move there, is lost: r wins for them
-                if wins > limit:
-                    break
-            else:
-                key = (wins / replies.size, wins, -move_nodes[m], m, int(replies.size))
-                if best is None or key[:3] < best[:3]:
-                    best = key
+            counted = self._winning_replies(after, replies, limit, left)
+            if counted is None:
+                break  # the budget ran out
+            wins, used = counted
+            left -= used
+            key = (wins / replies.size, wins, -move_nodes[m], m, int(replies.size))
+            if wins <= limit and (best is None or key[:3] < best[:3]):
+                best = key
         return None if best is None else (best[3], best[1], best[4])
+
+    def _winning_replies(self, after: Board, replies: np.ndarray, limit: float,
+                         max_nodes: int) -> tuple[int, int] | None:
+        """(how many of ``replies`` win for their side in ``after``, nodes spent), counting
+        stopped once more than ``limit`` do; None when ``max_nodes`` runs out first."""
+        left = max_nodes
+        wins = 0
+        for r in replies:
+            if left <= 0:
+                return None
+            position = after.copy()
+            position.play(int(r))
+            res = self.solve(position, left)
+            left -= max(res.nodes, 1)
+            if res.result == UNKNOWN:
+                return None
+            wins += res.result == LOSS  # the side to move there is lost: r wins for the other
+            if wins > limit:
+                break
+        return wins, max_nodes - left
 
 
 def solve(board: Board, max_nodes: int = 200_000) -> SolveResult:

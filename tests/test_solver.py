@@ -66,30 +66,31 @@ def test_budget_gives_unknown():
     assert r.result == UNKNOWN and r.move == -1 and r.nodes <= 50 + 1
 
 
-def test_lost_position_picks_a_legal_move():
-    rng = np.random.default_rng(3)
-    solver = Solver(1 << 16)
-    seen = 0
-    for _ in range(200):
-        b = random_position(5, rng, 6)
+def lost_positions(solver, seed, tries, legal_cap, min_legal):
+    """(board, its SolveResult) for each of ``tries`` random 5x5 positions that ``solver``
+    proves lost for the side to move, with at least ``min_legal`` moves."""
+    rng = np.random.default_rng(seed)
+    for _ in range(tries):
+        b = random_position(5, rng, legal_cap)
         r = solver.solve(b, 1_000_000)
-        if r.result == LOSS and b.num_legal() > 0:
-            assert b.is_legal(r.move)
-            seen += 1
+        if r.result == LOSS and b.num_legal() >= min_legal:
+            yield b, r
+
+
+def test_lost_position_picks_a_legal_move():
+    seen = 0
+    for b, r in lost_positions(Solver(1 << 16), 3, 200, 6, 1):
+        assert b.is_legal(r.move)
+        seen += 1
     assert seen > 0
 
 
 def test_resist_leaves_the_opponent_the_smallest_share_of_winning_replies():
     """In lost positions, ``resist`` names a losing move whose count of winning replies is
     exact (brute force) and whose share of them is the smallest of all moves."""
-    rng = np.random.default_rng(11)
     solver = Solver(1 << 16)
     checked = 0
-    for _ in range(300):
-        b = random_position(5, rng, 7)
-        r = solver.solve(b, 1_000_000)
-        if r.result != LOSS or b.num_legal() < 2:
-            continue
+    for b, r in lost_positions(solver, 11, 300, 7, 2):
         shares = {}
         for m in b.legal_moves():
             after = b.copy()
@@ -111,13 +112,7 @@ def test_resist_leaves_the_opponent_the_smallest_share_of_winning_replies():
 
 
 def test_resist_gives_up_within_its_budget():
-    rng = np.random.default_rng(5)
-    solver = Solver(1 << 16)
-    for _ in range(300):
-        b = random_position(5, rng, 7)
-        r = solver.solve(b, 1_000_000)
-        if r.result == LOSS and b.num_legal() >= 3:
-            break
+    b, r = next(lost_positions(Solver(1 << 16), 5, 300, 7, 3))
     assert Solver(1 << 16).resist(b, r.move_nodes, 1) is None
 
 
