@@ -48,16 +48,19 @@ SOLVER_MAX_EMPTY = 28  # the search tries the solver, within its budget, at or b
 SOLVER_REACH_EMPTY = 26  # at or below this it usually proves the game within a move's budget
 SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the time plan's view)
 SOLVER_NODES = 2_000_000  # its largest node budget per move (about 10 s here)
-SOLVER_NODES_PER_SECOND = 200_000  # measured on the 2-core CI machine at 22-27 empty points
+# Measured in play on the 2-core CI machine at 22-28 empty points (a median 290,000 in the 60 s
+# ledger against rave, ledger-rave-8; 294,000 at 26 empty points, 2026-11-25).
+SOLVER_NODES_PER_SECOND = 280_000
 
 
 def solver_budget(limits) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
-    (``player.SearchLimits``): at most a quarter of a timed move's hard limit (half its plan),
-    or 50 per playout."""
+    (``player.SearchLimits``): at most half a timed move's hard limit (about its plan: the
+    solver goes first, and the search gets the rest of the move when it fails), or 50 per
+    playout."""
     nodes = SOLVER_NODES
     if limits.seconds is not None:
-        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.25 * limits.seconds))
+        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.5 * limits.seconds))
     if limits.playouts is not None:
         nodes = min(nodes, 50 * limits.playouts)
     return max(nodes, 100)

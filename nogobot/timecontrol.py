@@ -188,10 +188,15 @@ class TimePolicy:
     # issue 19).
     try_weight: float = 0.6
     reach_weight: float = 0.2
-    # ... but never less than this many seconds each (while an even share gives them): the
-    # solver needs about 2 s at 25-28 empty points (a quarter of a move's maximum of 2x plan;
-    # 400,000 nodes). Starved to 0.8 s, it missed proven wins in 3 of 8 losses (ledger-rave-6).
-    solver_seconds: float = 4.0
+    # ... but a try never less than this many seconds (while an even share gives them): the
+    # solver may spend about the plan (half the maximum: solver.solver_budget), and a try at
+    # 27-28 empty points needs up to about 2 s (560,000 nodes; the 60 s ledger's first proofs
+    # there took 80,000-290,000). Starved to 0.8 s, it missed proven wins in 3 of 8 losses
+    # (ledger-rave-6).
+    solver_seconds: float = 2.0
+    # ... and a move in the reach never less than this: at 26 empty points the solver proves
+    # 37 of 40 ledger positions within 300,000 nodes (about 1 s).
+    reach_seconds: float = 1.0
     # ... and, while moves above the zones remain, a try keeps at most this many seconds for
     # later (the reach shrinks in step, down to solver_seconds): planned at 20 s, a try's maximum
     # gives the solver its whole node budget (a quarter of the maximum, solver.SOLVER_NODES),
@@ -199,6 +204,13 @@ class TimePolicy:
     # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
     # that proof (rave-900-2: a median 91% of 900 s spent before it).
     try_seconds: float = 20.0
+    # The last this many moves above the solver's zones think to their plan even when the
+    # choice is clear ("unassailable"): what an early stop banks there goes mostly to the zones,
+    # where a proof then strands it (the 60 s ledger spent a median 83% of its clock before the
+    # first proof, searches stopping early at about half their plan), and these moves are the
+    # late middle game's, where the network misreads the most (issue 19). The simulation: 86%
+    # spent before the first proof at 60 s with early stops there, 90% without.
+    steady_moves: int = 3
 
 
 @dataclass(frozen=True)
@@ -226,7 +238,8 @@ class MoveBudget:
     emergency: bool = False  # clock nearly out: play policy + a tiny search
     bankable: bool = True  # False when unused time is lost (per move, byo-yomi periods)
     # False when the time an early stop banks would have nothing left to be spent on (the
-    # move holds at least half of what is usable): think to the plan even if the choice is clear.
+    # move holds at least half of what is usable) or would mostly be stranded in the solver's
+    # zones (``TimePolicy.steady_moves``): think to the plan even if the choice is clear.
     early_stop: bool = True
 
     def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
@@ -258,16 +271,16 @@ def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy) -> 
     a try at most ``try_seconds``: the solver needs seconds, not a share of the clock (at 60 s
     its reach keeps whole moves; at 900 s a try keeps 20 s where a share would keep 40-50 s)."""
     full, tried, reached, this = zones
-    floor = min(1.0, policy.solver_seconds / max(usable / moves, 1e-9))
-    w_try = max(policy.try_weight, floor)
-    w_reach = max(policy.reach_weight, floor)
+    even = max(usable / moves, 1e-9)
+    w_try = max(policy.try_weight, min(1.0, policy.solver_seconds / even))
+    w_reach = max(policy.reach_weight, min(1.0, policy.reach_seconds / even))
     weighted = full + w_try * tried + w_reach * reached
     if weighted <= 0:
         return 1.0
     per_full = usable / weighted  # a move above the zones
     if full > 0 and w_try * per_full > policy.try_seconds:
         keep_try = policy.try_seconds
-        keep_reach = max(keep_try * w_reach / w_try, min(policy.solver_seconds, keep_try))
+        keep_reach = max(keep_try * w_reach / w_try, min(policy.reach_seconds, keep_try))
         per_full = (usable - keep_try * tried - keep_reach * reached) / full
         w_try, w_reach = keep_try / per_full, keep_reach / per_full
         weighted = full + w_try * tried + w_reach * reached
@@ -365,7 +378,8 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # used to leave the solver's moves an emergency share (60 s ledger, 2026-11-24).
     maximum = min(maximum, planned + 0.5 * max(usable - (planned - guaranteed), 0.0))
     maximum = max(maximum, policy.min_per_move)
-    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)
+    steady = zones is not None and zones[3] == 0 and zones[0] <= policy.steady_moves
+    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5 and not steady)
 
 
 class SearchStopper:
