@@ -204,13 +204,6 @@ class TimePolicy:
     # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
     # that proof (rave-900-2: a median 91% of 900 s spent before it).
     try_seconds: float = 20.0
-    # The last this many moves above the solver's zones think to their plan even when the
-    # choice is clear ("unassailable"): what an early stop banks there goes mostly to the zones,
-    # where a proof then strands it (the 60 s ledger spent a median 83% of its clock before the
-    # first proof, searches stopping early at about half their plan), and these moves are the
-    # late middle game's, where the network misreads the most (issue 19). The simulation: 86%
-    # spent before the first proof at 60 s with early stops there, 90% without.
-    steady_moves: int = 3
 
 
 @dataclass(frozen=True)
@@ -238,8 +231,7 @@ class MoveBudget:
     emergency: bool = False  # clock nearly out: play policy + a tiny search
     bankable: bool = True  # False when unused time is lost (per move, byo-yomi periods)
     # False when the time an early stop banks would have nothing left to be spent on (the
-    # move holds at least half of what is usable) or would mostly be stranded in the solver's
-    # zones (``TimePolicy.steady_moves``): think to the plan even if the choice is clear.
+    # move holds at least half of what is usable): think to the plan even if the choice is clear.
     early_stop: bool = True
 
     def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
@@ -378,8 +370,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # used to leave the solver's moves an emergency share (60 s ledger, 2026-11-24).
     maximum = min(maximum, planned + 0.5 * max(usable - (planned - guaranteed), 0.0))
     maximum = max(maximum, policy.min_per_move)
-    steady = zones is not None and zones[3] == 0 and zones[0] <= policy.steady_moves
-    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5 and not steady)
+    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)
 
 
 class SearchStopper:
