@@ -47,7 +47,7 @@ from .board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
 SOLVER_MAX_EMPTY = 28  # the search tries the solver, within its budget, at or below this
 SOLVER_REACH_EMPTY = 26  # at or below this it usually proves the game within a move's budget
 SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the time plan's view)
-SOLVER_NODES = 2_000_000  # its largest node budget per move (about 10 s here)
+SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
 # Measured in play on the 2-core CI machine at 22-28 empty points (a median 290,000 in the 60 s
 # ledger against rave, ledger-rave-8; 294,000 at 26 empty points, 2026-11-25).
 SOLVER_NODES_PER_SECOND = 280_000

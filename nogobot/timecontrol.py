@@ -198,8 +198,8 @@ class TimePolicy:
     # 37 of 40 ledger positions within 300,000 nodes (about 1 s).
     reach_seconds: float = 1.0
     # ... and, while moves above the zones remain, a try keeps at most this many seconds for
-    # later (the reach shrinks in step, down to solver_seconds): planned at 20 s, a try's maximum
-    # gives the solver its whole node budget (a quarter of the maximum, solver.SOLVER_NODES),
+    # later (the reach shrinks in step, down to reach_seconds): planned at 20 s, a try's maximum
+    # gives the solver its whole node budget (half of it buys more than solver.SOLVER_NODES),
     # and at 900 s the first try at 27-28 empty points proved the game in 8 of 8 games within
     # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
     # that proof (rave-900-2: a median 91% of 900 s spent before it).
@@ -258,10 +258,11 @@ def apply_lag(t: float, lag: float) -> float:
 
 def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy) -> float:
     """This move's share of the usable time when the moves where the solver is tried count as
-    ``try_weight`` of a move and those in its reach as ``reach_weight``, but each keeps at least
-    ``solver_seconds`` while an even share allows it, and, seen from the moves above the zones,
-    a try at most ``try_seconds``: the solver needs seconds, not a share of the clock (at 60 s
-    its reach keeps whole moves; at 900 s a try keeps 20 s where a share would keep 40-50 s)."""
+    ``try_weight`` of a move and those in its reach as ``reach_weight``, but a try keeps at least
+    ``solver_seconds`` and a move of the reach ``reach_seconds`` while an even share allows it,
+    and, seen from the moves above the zones, a try at most ``try_seconds``: the solver needs
+    seconds, not a share of the clock (at 900 s a try keeps 20 s where a share would keep
+    40-50 s)."""
     full, tried, reached, this = zones
     even = max(usable / moves, 1e-9)
     w_try = max(policy.try_weight, min(1.0, policy.solver_seconds / even))
