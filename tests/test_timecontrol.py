@@ -56,9 +56,10 @@ FIRST_PROOF = 0.53
 REACH_PROOF = 0.65
 
 
-# The solver's nodes a second of a move's maximum (solver.solver_budget); before 2026-11-25 a
-# quarter of the maximum at 200,000 nodes/s.
-BUDGET_RATE = SOLVER_NPS * 0.5
+# The share of a move's maximum the solver may spend (solver.solver_budget), and so its nodes a
+# second of that maximum; before 2026-11-25 a quarter of the maximum at 200,000 nodes/s.
+SOLVER_SHARE = 0.5
+BUDGET_RATE = SOLVER_NPS * SOLVER_SHARE
 OLD_BUDGET_RATE = 200_000 * 0.25
 
 
@@ -178,8 +179,8 @@ def test_undecided_games_spend_at_least_93_percent_of_900s(games, behaviour):
     spent (median), searches stopping early as the mixed behaviour has it, or as often as the
     60 s ledger's did. With the solver's proof chance growing with its nodes, the plan of
     rave-900-2 (zones kept as shares of a move, ``try_seconds`` unbounded; 4 s floors, the
-    solver's budget then) spends a median 92.9% of the clock here
-    with the ledger's early stops; rave-900-2 spent 91%."""
+    solver's budget then) spends a median 92.9% of the clock here with the ledger's early
+    stops; rave-900-2 spent 91%."""
     if behaviour == "ledger":  # the model sees what the 900 s games showed
         shares = _undecided_shares(games, TimeControl("absolute", 900), behaviour,
                                    TimePolicy(try_seconds=math.inf,
@@ -223,10 +224,10 @@ def test_60s_keeps_the_solvers_seconds(games):
                 budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
                                    solver=ZONES)
                 if empty <= SOLVER_REACH:
-                    first_reach.append(0.5 * budget.maximum)
+                    first_reach.append(SOLVER_SHARE * budget.maximum)
                     break
                 if empty <= SOLVER_FIRST and not tried:
-                    first_try.append(0.5 * budget.maximum)
+                    first_try.append(SOLVER_SHARE * budget.maximum)
                     tried = True
                 used = budget.planned * (rng.uniform(0.3, 0.85) if budget.early_stop else 1.0)
                 clock.record_use(used, budget.planned)
@@ -318,9 +319,8 @@ def test_solver_moves_count_as_a_share_of_a_move():
     reach as ``reach_weight``, so the moves before them get more, but never less than
     ``solver_seconds`` and ``reach_seconds`` while an even share allows it (at 60 s). A move
     holding at least half of what is usable does not stop early, while a middle-game move
-    does; an
-    extension never takes more than half of what the plan keeps for the later moves. (Shares
-    only: the cap a long clock puts on them in seconds is the next test's.)"""
+    does; an extension never takes more than half of what the plan keeps for the later moves.
+    (Shares only: the cap a long clock puts on them in seconds is the next test's.)"""
     policy = TimePolicy(try_seconds=math.inf)
     zones = {"solver": ZONES}
     exact_only = SolverZones(exact=SOLVER_EMPTY)
@@ -377,7 +377,7 @@ def test_long_clock_zones_keep_seconds_not_shares():
     for empty in (32, 30, 28, 26):
         budget = plan_move(tc, clock, 20, 20, policy, empty_points=empty, solver=ZONES)
         if empty == 28:
-            assert SOLVER_NPS * 0.5 * budget.maximum >= 1_000_000
+            assert BUDGET_RATE * budget.maximum >= 1_000_000
         if empty == 26:
             assert budget.planned > policy.solver_seconds
         assert clock.charge(tc, budget.planned)
