@@ -80,6 +80,22 @@ def test_normal_game_and_sgf(tmp_path):
     assert "s; clock" in rec.comments[0] and "OT[1/1 Canadian]" in text
 
 
+def test_time_odds_give_each_engine_its_own_clock(tmp_path):
+    """Under time odds a 3 s-a-move engine with its own 4 s clock plays on against a 1 s one (the
+    same engine on the game's clock loses on time: CASES' ``slow``); the SGF states both."""
+    slow = EngineConfig("slow", [sys.executable, BROKEN, "slow", "--after", "5"], cwd=str(ROOT),
+                        time=RefereeTimeControl.per_move(4.0, tolerance=0.3))
+    ref = referee(engine("good"), slow, tmp_path)
+    assert ref.tcs[BLACK].period == 1.0 and ref.tcs[WHITE].period == 4.0
+    res = ref.play()
+    assert res.reason == "no_legal_move", res.detail
+    assert max(res.times[1::2]) > 2.5 and max(res.times[0::2]) < 1.3  # white did think slowly
+    text = game_sgf(res, event="test", game_id="g", tc=ref.tcs[BLACK], white_tc=ref.tcs[WHITE])
+    assert "TM[" not in text and "OT[" not in text
+    assert "Time odds: black 1 s per move, white 4 s per move." in text
+    assert len(sgf.parse(text).moves) == len(res.moves)
+
+
 def test_forfeit_sgf_keeps_reason(tmp_path):
     res = referee(engine("good"), engine("illegal", after=3), tmp_path).play()
     assert res.result == "B+Forfeit"

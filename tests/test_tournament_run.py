@@ -4,7 +4,7 @@ Checks: a round robin of random / rollout / alphabeta finishes with every game i
 file once, colours alternating, one valid SGF per game, the standings table and summary written;
 a tournament stopped with SIGTERM (clean stop, exit 130) and then killed with SIGKILL (plus a
 torn last line) resumes on rerun, keeps every finished game unchanged and ends with exactly the
-scheduled games; --report reprints the tables without playing.
+scheduled games, and refuses to mix in games at a changed clock; --report reprints the tables without playing.
 """
 
 import json
@@ -115,6 +115,16 @@ engines:
     assert len(os.listdir(out / "sgf")) == 6
     r = cli("tournament", str(spec), "--out", str(out))
     assert r.returncode == 0 and "already in" in r.stdout and len(lines(results)) == 6
+    # A changed clock (here one engine's own: time odds) is refused, not mixed in.
+    spec.write_text(spec.read_text().replace(
+        "greedy: nogobot agent greedy --seed {seed}",
+        "greedy: {command: 'nogobot agent greedy --seed {seed}', time: {kind: per_move, "
+        "seconds: 2}}"))
+    r = cli("tournament", str(spec), "--out", str(out))
+    text = r.stdout + r.stderr
+    assert r.returncode != 0 and "was played at '5 s per move'" in text, text
+    assert "greedy 2 s per move, random 5 s per move" in text and "Traceback" not in text
+    assert lines(results) == final
 
 
 def test_seed_placeholder():

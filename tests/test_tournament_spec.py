@@ -67,6 +67,10 @@ def test_good_spec(tmp_path):
     (GOOD.replace("threads: 2", "threads: 0"), "spec.yaml:9: engines.b.threads: must be >= 1"),
     (GOOD.replace("threads: 2", "thread: 2"), "spec.yaml:9: engines.b.thread: unknown field"),
     (GOOD + "games: 3\n", "spec.yaml:10: games: duplicate key"),
+    (GOOD.replace("threads: 2", "threads: 2\n    time: {kind: sudden_death}"),
+     "spec.yaml:10: engines.b.time: kind sudden_death needs `main`"),
+    (GOOD.replace("threads: 2", "threads: 2\n    time: {kind: per_move, seconds: -1}"),
+     "spec.yaml:10: engines.b.time.seconds: must be > 0"),
     (GOOD + "format: gauntlet\n", "format: a gauntlet needs"),
     (GOOD + "format: gauntlet\ngauntlet: zz\n", "gauntlet: 'zz' is not one of the engines"),
     (GOOD + "anchor: zz\n", "spec.yaml:10: anchor: 'zz' is not one of the engines"),
@@ -78,6 +82,21 @@ def test_spec_errors_name_line_and_field(tmp_path, text, expect):
     with pytest.raises(SpecError) as err:
         load_spec(write(tmp_path, text))
     assert expect in str(err.value).replace(str(tmp_path) + "/", "")
+
+
+def test_engine_time_odds(tmp_path):
+    """An engine's own ``time`` replaces the tournament's clock for it alone."""
+    spec = load_spec(write(tmp_path, GOOD.replace(
+        "threads: 2", "threads: 2\n    time: {kind: sudden_death, main: 15, tolerance: 1}")))
+    assert spec.time_of("a") == spec.time and spec.engines["a"].time is None
+    assert spec.time_of("b") == RefereeTimeControl.sudden_death(15, tolerance=1.0)
+    assert spec.has_time_odds()
+    assert spec.describe_time() == "a 1 s per move, b 15 s sudden death"
+    assert spec.describe_time(("b", "a")) == "b 15 s sudden death, a 1 s per move"
+    same = load_spec(write(tmp_path, GOOD.replace(
+        "threads: 2", "threads: 2\n    time: {kind: per_move, seconds: 1}"), "same.yaml"))
+    assert not same.has_time_odds() and same.describe_time() == "1 s per move"
+    assert not load_spec(write(tmp_path, GOOD, "plain.yaml")).has_time_odds()
 
 
 def test_gauntlet_pairings(tmp_path):

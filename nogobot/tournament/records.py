@@ -1,8 +1,8 @@
 """One SGF file per finished game, written with nogobot.sgf plus the tournament's extra properties.
 
 Root: players (PB/PW), result (RE, e.g. ``W+Time``), event (EV), game name (GN = game id), date
-(DT), rules (RU NoGo), time control (TM main time, OT overtime) and a comment (C) saying why the
-game ended. Each move node: the time it took and the mover's clock afterwards, as a comment
+(DT), rules (RU NoGo), time control (TM main time, OT overtime; under time odds, where SGF has no
+per-player property, the comment states each side's) and a comment (C) saying why the game ended. Each move node: the time it took and the mover's clock afterwards, as a comment
 (``1.234 s; clock 898.8s``) and as the standard BL/WL time-left property. A move that lost the
 game (illegal, pass, garbage...) is not in the tree (it was never played); the root comment
 quotes it.
@@ -18,7 +18,9 @@ from .clock import RefereeTimeControl
 from .referee import GameResult
 
 
-def game_sgf(res: GameResult, *, event: str, game_id: str, tc: RefereeTimeControl) -> str:
+def game_sgf(res: GameResult, *, event: str, game_id: str, tc: RefereeTimeControl,
+             white_tc: RefereeTimeControl | None = None) -> str:
+    """The game as SGF text; ``tc`` is the game's clock, or black's when ``white_tc`` differs."""
     moves = []
     comments = {}
     for i, (vertex, secs) in enumerate(zip(res.moves, res.times)):
@@ -35,11 +37,14 @@ def game_sgf(res: GameResult, *, event: str, game_id: str, tc: RefereeTimeContro
     root.set("RU", "NoGo")
     if res.started:
         root.set("DT", res.started[:10])
-    if tc.kind != "none":
+    comment = f"{res.result}: {res.reason}. {res.detail}".strip()
+    if white_tc is not None and white_tc != tc:
+        comment += f"\nTime odds: black {tc.describe()}, white {white_tc.describe()}."
+    elif tc.kind != "none":
         root.set("TM", float(tc.main))
         if tc.sgf_overtime():
             root.set("OT", tc.sgf_overtime())
-    root.set("C", f"{res.result}: {res.reason}. {res.detail}".strip())
+    root.set("C", comment)
     for i, node in enumerate(game.get_main_sequence()[1:]):
         left = res.clock_left[i] if i < len(res.clock_left) else "-"
         if left != "-":

@@ -57,6 +57,7 @@ class EngineConfig:
     argv: list[str]
     cwd: str | None = None
     env: dict[str, str] | None = None  # full environment for the process
+    time: RefereeTimeControl | None = None  # its own clock (time odds); None: the game's
 
 
 @dataclass
@@ -120,7 +121,8 @@ class Referee:
                  live: set | None = None, live_lock: threading.Lock | None = None):
         self.cfg = {BLACK: black, WHITE: white}
         self.size = size
-        self.tc = time
+        # Each side's clock: the game's, or the engine's own under time odds.
+        self.tcs = {c: self.cfg[c].time or time for c in (BLACK, WHITE)}
         self.startup_timeout = startup_timeout
         self.command_timeout = command_timeout
         self.log_dir = log_dir
@@ -131,7 +133,7 @@ class Referee:
         self.live_lock = live_lock or threading.Lock()
         self.engines: dict[int, GtpProcess] = {}
         self.known: dict[int, set[str]] = {}
-        self.clocks = {BLACK: SideClock(time), WHITE: SideClock(time)}
+        self.clocks = {c: SideClock(self.tcs[c]) for c in (BLACK, WHITE)}
 
     # -- engine plumbing -----------------------------------------------------------------
     def _start(self, colour: int) -> None:
@@ -157,7 +159,7 @@ class Referee:
                 raise _Lost(colour, "setup", f"refused {cmd!r}: {text}")
         self._cmd(colour, "komi 0", self.command_timeout, setup=True)  # failure ignored
         if "time_settings" in self.known[colour]:
-            self._cmd(colour, self.tc.gtp_time_settings(), self.command_timeout, setup=True)
+            self._cmd(colour, self.tcs[colour].gtp_time_settings(), self.command_timeout, setup=True)
 
     def _cmd(self, colour: int, cmd: str, timeout: float, setup: bool = False
              ) -> tuple[bool, str]:
@@ -235,7 +237,7 @@ class Referee:
                 raise Interrupted() from None
             clock.charge(limit)
             raise _Lost(colour, "time", f"no move within {limit:.2f} s "
-                        f"({self.tc.describe()}); engine killed") from None
+                        f"({self.tcs[colour].describe()}); engine killed") from None
         except EngineGarbage as e:
             raise _Lost(colour, "garbage", str(e)) from None
         except EngineError as e:
@@ -244,7 +246,8 @@ class Referee:
             raise _Lost(colour, e.kind, str(e)) from None
         if not clock.charge(elapsed):
             raise _Lost(colour, "time", f"took {elapsed:.2f} s, more than its clock allowed "
-                        f"({self.tc.describe()}, tolerance {self.tc.tolerance:g} s)")
+                        f"({self.tcs[colour].describe()}, tolerance "
+                        f"{self.tcs[colour].tolerance:g} s)")
         if not ok:
             raise _Lost(colour, "error", f"genmove failed: {text[:100]!r}")
         answer = text.strip()

@@ -158,7 +158,8 @@ class LocalGames:
         """Play one game (raises ``Interrupted`` when ``stop`` is set); returns its result and
         extra fields for its record (none here)."""
         cfg = {n: EngineConfig(n, game_argv(spec.engines[n].argv, task, n),
-                               spec.engines[n].cwd, spec.engines[n].environment())
+                               spec.engines[n].cwd, spec.engines[n].environment(),
+                               spec.engines[n].time)
                for n in (task.black, task.white)}
         ref = Referee(cfg[task.black], cfg[task.white], size=spec.board_size, time=spec.time,
                       startup_timeout=spec.startup_timeout,
@@ -172,7 +173,7 @@ class LocalGames:
 
 
 def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) -> None:
-    """Refuse to mix results of a different engine command or board size into this run."""
+    """Refuse to mix results of a different engine command, clock or board size into this run."""
     for r in records:
         if r.get("size") != spec.board_size:
             raise TournamentError(
@@ -186,6 +187,13 @@ def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) 
                     f"{results_path}: engine {name!r} played earlier games as {cmd!r}, but the "
                     f"spec now says {spec.engines[name].command!r}; use another --out (or "
                     "restore the command) so results are not mixed")
+        if r["black"] in spec.engines and r["white"] in spec.engines:
+            now = spec.describe_time((r["black"], r["white"]))
+            if r.get("time_control", now) != now:
+                raise TournamentError(
+                    f"{results_path}: game {r.get('id')} was played at {r['time_control']!r}, "
+                    f"but the spec now says {now!r}; use another --out (or restore the "
+                    "time control) so results are not mixed")
 
 
 # ------------------------------------------------------------------------------------------
@@ -206,7 +214,7 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
 def render_summary(spec: TournamentSpec, st: Standings) -> Group:
     parts = []
     head = (f"{spec.name}: {st.total} games, {spec.board_size}x{spec.board_size}, "
-            f"{spec.time.describe()}; black won {st.black_wins}/{st.total}, "
+            f"{spec.describe_time()}; black won {st.black_wins}/{st.total}, "
             f"mean {st.mean_plies:.1f} plies")
     parts.append(Text(head, style="bold"))
     parts.append(_table("Standings (Elo: Bradley-Terry MLE, anchored on "
@@ -298,7 +306,8 @@ def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: st
         "key": task.key, "id": task.game_id, "black": res.black, "white": res.white,
         "winner": "B" if res.winner == 1 else "W", "result": res.result, "reason": res.reason,
         "detail": res.detail, "plies": len(res.moves), "moves": res.moves, "times": res.times,
-        "clock_left": res.clock_left, "size": res.size, "time_control": spec.time.describe(),
+        "clock_left": res.clock_left, "size": res.size,
+        "time_control": spec.describe_time((res.black, res.white)),
         "started": res.started, "duration": res.duration, "sgf": sgf_rel,
         "commands": {"black": spec.engines[res.black].command,
                      "white": spec.engines[res.white].command},
@@ -387,7 +396,8 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
             with view.lock:
                 view.running.pop(gid, None)
         sgf_rel = f"sgf/{gid}.sgf"
-        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid, tc=spec.time))
+        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid, tc=spec.time_of(res.black),
+                                               white_tc=spec.time_of(res.white)))
         rec = {**record_of(task, res, spec, sgf_rel), **extra}
         results.append(rec)  # the commit point
         with view.lock:

@@ -23,9 +23,12 @@ Example (every key but ``engines`` is optional)::
         threads: 1
         env: {SOME_VAR: value}
         cwd: .
+        time: {kind: sudden_death, main: 15}     # this engine's own clock (time odds)
 
 ``{seed}`` in a command is replaced by a seed that differs per game and engine (and is the same
 when the tournament is rerun), so seeded engines do not replay one game in every round.
+An engine's own ``time`` (the same fields as the top-level one) replaces the tournament's clock
+for that engine only: time-odds matches, e.g. an engine at 15 s against another at 60 s.
 A command starting with the word ``nogobot`` runs as ``<this python> -m nogobot``, so the
 engines use the same installation as the harness. Relative paths (``cwd``, script names) are
 relative to the directory the tournament is run from.
@@ -51,7 +54,7 @@ TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", 
             "engines"}
 TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
 TIME_KINDS = ("sudden_death", "byoyomi", "per_move", "none")  # clock.py: what each one is
-ENGINE_KEYS = {"command", "threads", "env", "cwd"}
+ENGINE_KEYS = {"command", "threads", "env", "cwd", "time"}
 
 
 class SpecError(ValueError):
@@ -66,6 +69,7 @@ class EngineSpec:
     threads: int = 1
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    time: RefereeTimeControl | None = None  # its own clock (time odds); None: the tournament's
 
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -91,6 +95,22 @@ class TournamentSpec:
     time: RefereeTimeControl = field(default_factory=RefereeTimeControl)
     startup_timeout: float = 120.0
     command_timeout: float = 30.0
+
+    def time_of(self, engine: str) -> RefereeTimeControl:
+        """The clock ``engine`` plays under: its own (time odds) or the tournament's."""
+        own = self.engines[engine].time if engine in self.engines else None
+        return own if own is not None else self.time
+
+    def has_time_odds(self) -> bool:
+        return any(e.time is not None and e.time != self.time for e in self.engines.values())
+
+    def describe_time(self, engines=None) -> str:
+        """The time control in words; with time odds, each engine's (of ``engines``, or all)."""
+        names = list(self.engines) if engines is None else list(engines)
+        tcs = [self.time_of(n) for n in names]
+        if all(tc == tcs[0] for tc in tcs):
+            return tcs[0].describe()
+        return ", ".join(f"{n} {tc.describe()}" for n, tc in zip(names, tcs))
 
     def pairings(self) -> list[tuple[str, str]]:
         """Engine pairs (a, b), a before b in name order (a is black in even-numbered games)."""
@@ -263,8 +283,7 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
     )
 
 
-def _time(ck: _Checker, value) -> RefereeTimeControl:
-    keys = ("time",)
+def _time(ck: _Checker, value, keys: tuple = ("time",)) -> RefereeTimeControl:
     if value is None:
         return RefereeTimeControl("none")
     t = ck.mapping(value, keys, TIME_KEYS)
@@ -337,7 +356,8 @@ def _engines(ck: _Checker, value, default_threads: int) -> dict[str, EngineSpec]
         out[name] = EngineSpec(
             name=name, command=text, argv=resolve_argv(argv),
             threads=int(ck.number(e, "threads", ek, default_threads, integer=True, lo=1)),
-            env={str(k): str(v) for k, v in env.items()}, cwd=cwd)
+            env={str(k): str(v) for k, v in env.items()}, cwd=cwd,
+            time=_time(ck, e["time"], ek + ("time",)) if e.get("time") is not None else None)
     if len(out) < 2:
         raise ck.error(keys, "a tournament needs at least two engines")
     return out
