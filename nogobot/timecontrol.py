@@ -193,17 +193,18 @@ class TimePolicy:
     # 27-28 empty points needs up to about 2 s (560,000 nodes; the 60 s ledger's first proofs
     # there took 80,000-290,000). Starved to 0.8 s, it missed proven wins in 3 of 8 losses
     # (ledger-rave-6).
-    solver_seconds: float = 2.0
+    try_floor_seconds: float = 2.0
     # ... and a move in the reach never less than this: at 26 empty points the solver proves
     # 37 of 40 ledger positions within 300,000 nodes (about 1 s).
-    reach_seconds: float = 1.0
+    reach_floor_seconds: float = 1.0
     # ... and, while moves above the zones remain, a try keeps at most this many seconds for
-    # later (the reach shrinks in step, down to reach_seconds): planned at 20 s, a try's maximum
-    # gives the solver its whole node budget (half of it buys more than solver.SOLVER_NODES),
+    # later (the reach shrinks in step, down to reach_floor_seconds): planned at 20 s, a try's
+    # maximum gives the solver its whole node budget (half of it buys more than
+    # solver.SOLVER_NODES),
     # and at 900 s the first try at 27-28 empty points proved the game in 8 of 8 games within
     # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
     # that proof (rave-900-2: a median 91% of 900 s spent before it).
-    try_seconds: float = 20.0
+    try_cap_seconds: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -259,21 +260,21 @@ def apply_lag(t: float, lag: float) -> float:
 def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy) -> float:
     """This move's share of the usable time when the moves where the solver is tried count as
     ``try_weight`` of a move and those in its reach as ``reach_weight``, but a try keeps at least
-    ``solver_seconds`` and a move of the reach ``reach_seconds`` while an even share allows it,
-    and, seen from the moves above the zones, a try at most ``try_seconds``: the solver needs
-    seconds, not a share of the clock (at 900 s a try keeps 20 s where a share would keep
-    40-50 s)."""
+    ``try_floor_seconds`` and a move of the reach ``reach_floor_seconds`` while an even share
+    allows it, and, seen from the moves above the zones, a try at most ``try_cap_seconds``: the
+    solver needs seconds, not a share of the clock (at 900 s a try keeps 20 s where a share
+    would keep 40-50 s)."""
     full, tried, reached, this = zones
     even = max(usable / moves, 1e-9)
-    w_try = max(policy.try_weight, min(1.0, policy.solver_seconds / even))
-    w_reach = max(policy.reach_weight, min(1.0, policy.reach_seconds / even))
+    w_try = max(policy.try_weight, min(1.0, policy.try_floor_seconds / even))
+    w_reach = max(policy.reach_weight, min(1.0, policy.reach_floor_seconds / even))
     weighted = full + w_try * tried + w_reach * reached
     if weighted <= 0:
         return 1.0
     per_full = usable / weighted  # a move above the zones
-    if full > 0 and w_try * per_full > policy.try_seconds:
-        keep_try = policy.try_seconds
-        keep_reach = max(keep_try * w_reach / w_try, min(policy.reach_seconds, keep_try))
+    if full > 0 and w_try * per_full > policy.try_cap_seconds:
+        keep_try = policy.try_cap_seconds
+        keep_reach = max(keep_try * w_reach / w_try, min(policy.reach_floor_seconds, keep_try))
         per_full = (usable - keep_try * tried - keep_reach * reached) / full
         w_try, w_reach = keep_try / per_full, keep_reach / per_full
         weighted = full + w_try * tried + w_reach * reached

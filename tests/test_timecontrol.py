@@ -13,6 +13,9 @@ import pytest
 
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import Board
+from nogobot.player import SearchLimits
+from nogobot.solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
+                            SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, solver_budget)
 from nogobot.timecontrol import (NO_SOLVER, ClockState, MoveBudget, SearchStopper, SolverZones,
                                  TimeControl, TimePolicy, expected_plies_left, plan_move)
 
@@ -37,42 +40,49 @@ def games():
     return _game_records(250, np.random.default_rng(0))
 
 
-SOLVER_EMPTY = 22  # solver.SOLVER_INSTANT_EMPTY
-SOLVER_REACH = 26  # solver.SOLVER_REACH_EMPTY
-SOLVER_FIRST = 28  # solver.SOLVER_MAX_EMPTY: where the search starts to try it
+SOLVER_EMPTY = SOLVER_INSTANT_EMPTY  # the solver answers at once from here
+SOLVER_REACH = SOLVER_REACH_EMPTY  # ... and usually proves the game within a move from here
+SOLVER_FIRST = SOLVER_MAX_EMPTY  # where the search starts to try it
 ZONES = SolverZones(exact=SOLVER_EMPTY, reach=SOLVER_REACH, tries=SOLVER_FIRST)
 # The solver's chance to prove the game in a try at 27-28 empty points grows with the nodes it
-# may spend (half the move's maximum at SOLVER_NPS, at most SOLVER_NODES): the 60 s ledger
-# against rave (ledger-rave-7) gave its first tries a median of 290,000 nodes (a quarter of a 5.8 s
-# maximum at 200,000 nodes/s, the budget's rule then) and
-# 53 of 100 proved the game there; at 900 s (rave-900, rave-900-2) 8 of 8 first tries, with the
-# whole budget, did. So about +0.15 a doubling.
-SOLVER_NODES = 2_000_000  # solver.SOLVER_NODES
-SOLVER_NPS = 280_000  # solver.SOLVER_NODES_PER_SECOND
+# may spend (``solver.solver_budget`` of the move's maximum): the 60 s ledger against rave
+# (ledger-rave-7) gave its first tries a median of 290,000 nodes (a quarter of a 5.8 s maximum
+# at 200,000 nodes/s, the budget's rule then) and 53 of 100 proved the game there; at 900 s
+# (rave-900, rave-900-2) 8 of 8 first tries, with the whole budget, did. So about +0.15 a
+# doubling.
 FIRST_PROOF = 0.53
 # The chance that the solver proves a move inside its reach but above SOLVER_EMPTY, within the
 # share of the move it may spend: the 60 s ledger's first proofs came at 25-26 empty points
 # in 85 of 100 games, so about two in three tries succeed.
 REACH_PROOF = 0.65
-
-
-# The share of a move's maximum the solver may spend (solver.solver_budget), and so its nodes a
-# second of that maximum; before 2026-11-25 a quarter of the maximum at 200,000 nodes/s.
-SOLVER_SHARE = 0.5
-BUDGET_RATE = SOLVER_NPS * SOLVER_SHARE
+# The budget's rule before 2026-11-25, in nodes a second of a move's maximum (a quarter of it
+# at 200,000 nodes/s), to reproduce the plans of the matches played under it.
 OLD_BUDGET_RATE = 200_000 * 0.25
 
 
-def proof_chance(empty, maximum, rate=BUDGET_RATE):
+def solver_nodes(maximum, rate=None):
+    """The nodes the solver may spend on a move with this maximum (seconds): the engine's rule
+    (``solver.solver_budget``), or ``rate`` nodes a second of the maximum (an old rule)."""
+    if rate is None:
+        return solver_budget(SearchLimits(seconds=maximum))
+    return min(SOLVER_NODES, rate * maximum)
+
+
+def solver_time_of(maximum):
+    """The seconds the solver may spend on a move with this maximum, at its measured rate."""
+    return solver_nodes(maximum) / SOLVER_NODES_PER_SECOND
+
+
+def proof_chance(empty, maximum, rate=None):
     """The chance that the solver proves the game on a move at ``empty`` points with this
-    maximum (seconds), given ``rate`` nodes a second of the maximum."""
-    nodes = min(SOLVER_NODES, rate * maximum)
+    maximum (seconds), under the engine's budget rule or ``rate`` (``solver_nodes``)."""
+    nodes = solver_nodes(maximum, rate)
     base = REACH_PROOF if empty <= SOLVER_REACH else FIRST_PROOF
     return float(np.clip(base + 0.15 * np.log2(max(nodes, 1.0) / 290_000), 0.05, 0.95))
 
 
 def simulate(tc, recs, rng, policy=TimePolicy(), colour=0, behaviour="mixed", solver=True,
-             until_solved=False, rate=BUDGET_RATE):
+             until_solved=False, rate=None):
     """Play our side of one game; returns (share of main time used, min planned, ok).
 
     With ``solver``, moves at or below SOLVER_EMPTY empty points are answered by the endgame
@@ -178,13 +188,13 @@ def test_undecided_games_spend_at_least_93_percent_of_900s(games, behaviour):
     """Issue 19: until the endgame solver decides the game, at least 93% of a 900 s clock is
     spent (median), searches stopping early as the mixed behaviour has it, or as often as the
     60 s ledger's did. With the solver's proof chance growing with its nodes, the plan of
-    rave-900-2 (zones kept as shares of a move, ``try_seconds`` unbounded; 4 s floors, the
+    rave-900-2 (zones kept as shares of a move, ``try_cap_seconds`` unbounded; 4 s floors, the
     solver's budget then) spends a median 92.9% of the clock here with the ledger's early
     stops; rave-900-2 spent 91%."""
     if behaviour == "ledger":  # the model sees what the 900 s games showed
         shares = _undecided_shares(games, TimeControl("absolute", 900), behaviour,
-                                   TimePolicy(try_seconds=math.inf,
-                                              solver_seconds=4.0, reach_seconds=4.0),
+                                   TimePolicy(try_cap_seconds=math.inf,
+                                              try_floor_seconds=4.0, reach_floor_seconds=4.0),
                                    OLD_BUDGET_RATE)
         assert np.median(shares) < 0.93
     shares = _undecided_shares(games, TimeControl("absolute", 900), behaviour)
@@ -192,7 +202,7 @@ def test_undecided_games_spend_at_least_93_percent_of_900s(games, behaviour):
     assert np.median(shares) >= 0.93, np.percentile(shares, [5, 50, 95])
 
 
-def _undecided_shares(games, tc, behaviour, policy=TimePolicy(), rate=BUDGET_RATE):
+def _undecided_shares(games, tc, behaviour, policy=TimePolicy(), rate=None):
     rng = np.random.default_rng(3)
     shares = []
     for recs in games:
@@ -209,7 +219,8 @@ def test_60s_keeps_the_solvers_seconds(games):
     """At 60 s an even share of the clock is about what the solver needs at 23-28 empty points,
     so its zones keep seconds, not shares of a move: arriving at its first try (28 empty points
     or fewer), the solver may spend (half the move's maximum, ``solver.solver_budget``) at least
-    ``solver_seconds`` (median), and at the first move of its reach at least ``reach_seconds``.
+    ``try_floor_seconds`` (median), and at the first move of its reach at least
+    ``reach_floor_seconds``.
     Weights of 0.6 and 0.2 with no such floor left the reach's first move 0.8 s, a fifth of it
     for the solver, and lost games the solver would have won (ledger-rave-6)."""
     policy = TimePolicy()
@@ -224,16 +235,16 @@ def test_60s_keeps_the_solvers_seconds(games):
                 budget = plan_move(tc, clock, legal_a, legal_b, policy, empty_points=empty,
                                    solver=ZONES)
                 if empty <= SOLVER_REACH:
-                    first_reach.append(SOLVER_SHARE * budget.maximum)
+                    first_reach.append(solver_time_of(budget.maximum))
                     break
                 if empty <= SOLVER_FIRST and not tried:
-                    first_try.append(SOLVER_SHARE * budget.maximum)
+                    first_try.append(solver_time_of(budget.maximum))
                     tried = True
                 used = budget.planned * (rng.uniform(0.3, 0.85) if budget.early_stop else 1.0)
                 clock.record_use(used, budget.planned)
                 assert clock.charge(tc, used + 0.02)
-    assert np.median(first_try) >= policy.solver_seconds
-    assert np.median(first_reach) >= policy.reach_seconds
+    assert np.median(first_try) >= policy.try_floor_seconds
+    assert np.median(first_reach) >= policy.reach_floor_seconds
     shares = _undecided_shares(games, tc, "ledger", policy)
     assert np.median(shares) >= 0.85
 
@@ -317,11 +328,11 @@ def test_banked_time_is_spent_when_searches_stop_early():
 def test_solver_moves_count_as_a_share_of_a_move():
     """Moves where the solver is tried first count as ``try_weight`` of a move and those in its
     reach as ``reach_weight``, so the moves before them get more, but never less than
-    ``solver_seconds`` and ``reach_seconds`` while an even share allows it (at 60 s). A move
-    holding at least half of what is usable does not stop early, while a middle-game move
+    ``try_floor_seconds`` and ``reach_floor_seconds`` while an even share allows it (at 60 s). A
+    move holding at least half of what is usable does not stop early, while a middle-game move
     does; an extension never takes more than half of what the plan keeps for the later moves.
     (Shares only: the cap a long clock puts on them in seconds is the next test's.)"""
-    policy = TimePolicy(try_seconds=math.inf)
+    policy = TimePolicy(try_cap_seconds=math.inf)
     zones = {"solver": ZONES}
     exact_only = SolverZones(exact=SOLVER_EMPTY)
     tc = TimeControl("absolute", 900)
@@ -345,10 +356,11 @@ def test_solver_moves_count_as_a_share_of_a_move():
                      **zones).early_stop
     # 60 s: a share of a move is about what the solver needs, so the zones keep its seconds
     # instead: walked down from 32 empty points with 20 s left, each plan spent, the try plans
-    # at least solver_seconds and each move of the reach at least reach_seconds, more than
-    # their weights alone would give them.
+    # at least try_floor_seconds and each move of the reach at least reach_floor_seconds, more
+    # than their weights alone would give them.
     tc, clock, policy = TimeControl("absolute", 60), ClockState(20.0), TimePolicy()
-    floors = {28: policy.solver_seconds, 26: policy.reach_seconds, 24: policy.reach_seconds}
+    floors = {28: policy.try_floor_seconds, 26: policy.reach_floor_seconds,
+              24: policy.reach_floor_seconds}
     for empty in (32, 30, 28, 26, 24):
         budget = plan_move(tc, clock, 20, 20, policy, empty_points=empty, **zones)
         assert budget.planned >= floors.get(empty, 0.0)
@@ -362,26 +374,26 @@ def test_solver_moves_count_as_a_share_of_a_move():
 def test_long_clock_zones_keep_seconds_not_shares():
     """At 900 s a share of a move is far more than the solver needs (there its first try at
     27-28 empty points proved 8 of 8 games within 10 s): seen from the moves above the zones, a
-    try keeps ``try_seconds`` and each move in the reach a third of that, the rest going to
+    try keeps ``try_cap_seconds`` and each move in the reach a third of that, the rest going to
     those moves. Arriving with what was kept, the try still has a maximum that buys the solver
-    over a million nodes, and the reach keeps more than ``solver_seconds`` a move."""
-    policy, shares = TimePolicy(), TimePolicy(try_seconds=math.inf)
+    over a million nodes, and the reach keeps more than ``try_floor_seconds`` a move."""
+    policy, shares = TimePolicy(), TimePolicy(try_cap_seconds=math.inf)
     tc = TimeControl("absolute", 900)
     capped = plan_move(tc, ClockState(300.0), 20, 20, policy, empty_points=32, solver=ZONES)
     uncapped = plan_move(tc, ClockState(300.0), 20, 20, shares, empty_points=32, solver=ZONES)
     # 32, 30 full; 28 tried; 26, 24 in the reach (weights 0.6 and 0.2: 3 moves' worth).
     usable = uncapped.planned * (2 + shares.try_weight + 2 * shares.reach_weight)
-    kept = policy.try_seconds * (1 + 2 * policy.reach_weight / policy.try_weight)
+    kept = policy.try_cap_seconds * (1 + 2 * policy.reach_weight / policy.try_weight)
     assert capped.planned == pytest.approx((usable - kept) / 2)
     clock = ClockState(300.0)
     for empty in (32, 30, 28, 26):
         budget = plan_move(tc, clock, 20, 20, policy, empty_points=empty, solver=ZONES)
         if empty == 28:
-            assert BUDGET_RATE * budget.maximum >= 1_000_000
+            assert solver_nodes(budget.maximum) >= 1_000_000
         if empty == 26:
-            assert budget.planned > policy.solver_seconds
+            assert budget.planned > policy.try_floor_seconds
         assert clock.charge(tc, budget.planned)
-    # Where a share is worth less than try_seconds (60 s, 300 s early on), nothing changes.
+    # Where a share is worth less than try_cap_seconds (60 s, 300 s early on), nothing changes.
     for tc, left, empty in ((TimeControl("absolute", 60), 30.0, 34),
                             (TimeControl("absolute", 300), 250.0, 50)):
         assert (plan_move(tc, ClockState(left), 20, 20, policy, empty_points=empty, solver=ZONES)

@@ -4,7 +4,8 @@ Checks: a round robin of random / rollout / alphabeta finishes with every game i
 file once, colours alternating, one valid SGF per game, the standings table and summary written;
 a tournament stopped with SIGTERM (clean stop, exit 130) and then killed with SIGKILL (plus a
 torn last line) resumes on rerun, keeps every finished game unchanged and ends with exactly the
-scheduled games, and refuses to mix in games at a changed clock; --report reprints the tables without playing.
+scheduled games, and refuses to mix in games at a changed clock; --report reprints the tables
+without playing.
 """
 
 import json

@@ -2,7 +2,8 @@
 
 Root: players (PB/PW), result (RE, e.g. ``W+Time``), event (EV), game name (GN = game id), date
 (DT), rules (RU NoGo), time control (TM main time, OT overtime; under time odds, where SGF has no
-per-player property, the comment states each side's) and a comment (C) saying why the game ended. Each move node: the time it took and the mover's clock afterwards, as a comment
+per-player property, the comment states each side's) and a comment (C) saying why the game
+ended. Each move node: the time it took and the mover's clock afterwards, as a comment
 (``1.234 s; clock 898.8s``) and as the standard BL/WL time-left property. A move that lost the
 game (illegal, pass, garbage...) is not in the tree (it was never played); the root comment
 quotes it.

@@ -159,7 +159,8 @@ class Referee:
                 raise _Lost(colour, "setup", f"refused {cmd!r}: {text}")
         self._cmd(colour, "komi 0", self.command_timeout, setup=True)  # failure ignored
         if "time_settings" in self.known[colour]:
-            self._cmd(colour, self.tcs[colour].gtp_time_settings(), self.command_timeout, setup=True)
+            self._cmd(colour, self.tcs[colour].gtp_time_settings(), self.command_timeout,
+                      setup=True)
 
     def _cmd(self, colour: int, cmd: str, timeout: float, setup: bool = False
              ) -> tuple[bool, str]:

@@ -396,8 +396,9 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
             with view.lock:
                 view.running.pop(gid, None)
         sgf_rel = f"sgf/{gid}.sgf"
-        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid, tc=spec.time_of(res.black),
-                                               white_tc=spec.time_of(res.white)))
+        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid,
+                                             tc=spec.time_of(res.black),
+                                             white_tc=spec.time_of(res.white)))
         rec = {**record_of(task, res, spec, sgf_rel), **extra}
         results.append(rec)  # the commit point
         with view.lock:
