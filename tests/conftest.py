@@ -51,3 +51,14 @@ def selfplay_shards(tmp_path_factory) -> SelfPlayShards:
         write_shard(folder / f"gen0001/g{i:05d}", game, {"model": "uniform"})
         games.append(game)
     return SelfPlayShards(folder, games)
+
+
+@pytest.fixture
+def search_kernels() -> None:
+    """The search kernels loaded (compiled on a cold cache) before a test that times a search.
+    The engine waits for them before its first search (``warmup.wait``); a test that builds a
+    searcher itself does not, and alone in a fresh process (``pytest -n``, or the one test)
+    its first search would compile them inside its own clock."""
+    from nogobot import warmup
+
+    warmup.wait("search")

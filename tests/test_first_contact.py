@@ -71,7 +71,7 @@ def first_move(factory, **kw) -> tuple[str, list[str]]:
     return engine.handle("genmove b"), logged
 
 
-def test_without_a_clock_the_search_time_starts_when_the_search_is_ready():
+def test_without_a_clock_the_search_time_starts_when_the_search_is_ready(search_kernels):
     factory = SlowFactory(1.0)
     reply, logged = first_move(factory, time_policy=TimePolicy(no_limit_seconds=0.5))
     assert reply.startswith("= ")

@@ -76,7 +76,7 @@ def test_time_settings_and_kgs_forms_reach_the_budget():
     assert abs(agent.budgets[-1].planned - TimePolicy().no_limit_seconds) < 0.05
 
 
-def test_per_move_budget_is_respected_by_the_real_search():
+def test_per_move_budget_is_respected_by_the_real_search(search_kernels):
     # The agent's own default (5 s) is far above the clock's 0.5 s a move: a search that ignored
     # the GTP budget would take it.
     agent = MCTSAgent(UniformEvaluator(), config=SearchConfig(use_solver=False), seconds=5.0,
