@@ -11,6 +11,11 @@ Inputs understood:
   engine over all its games, one line per engine.
 
 The parsing is separate from the drawing so it is testable without matplotlib.
+
+``--clock`` prints, instead of drawing, how a sudden-death clock was spent (``clock_use``): in
+all, and while the game was undecided, i.e. before the engine's first move that was a proof of
+the endgame solver or read a win rate outside [0.02, 0.98]; time spent after that point cannot
+change the result. For a tournament folder it reads each game's engine logs (``logs/``).
 """
 
 from __future__ import annotations
@@ -75,6 +80,147 @@ def parse_log(text: str, source: str = "log") -> TimeSeries:
         ts.planned[colour].append(float(m.group(3)))
         ts.used[colour].append(float(m.group(5)))
     return ts
+
+
+CLOCK_LINE = re.compile(r"time: (?:black|white) move (\d+) \S+: planned [\d.]+s max [\d.]+s "
+                        r"used ([\d.]+)s left ([\d.]+)s main")
+SEARCH_LINE = re.compile(r"mcts: \S+ winrate ([\d.]+)")
+DECIDED = (0.02, 0.98)  # a win rate outside this range counts as a decided game
+
+
+@dataclass
+class ClockUse:
+    """How one game's sudden-death clock was spent by one engine (seconds; shares of ``main``).
+
+    ``undecided`` is the clock spent before the engine's first decided move (a solver proof, or
+    a win rate outside ``DECIDED``), counted at that move's start; the whole game when none."""
+
+    source: str
+    main: float
+    used: float
+    undecided: float
+    decided_at: int | None  # the move number of the first decided move
+    proof: str | None  # "win" or "loss": the first proof's verdict
+    least_left: float
+    longest: float
+    rated: bool  # the log gave win rates (``mcts:`` lines), so "undecided" means something
+
+    @property
+    def undecided_share(self) -> float:
+        return self.undecided / self.main
+
+    @property
+    def used_share(self) -> float:
+        return self.used / self.main
+
+
+def clock_use(text: str, source: str = "log") -> list[ClockUse]:
+    """The sudden-death games of a ``nogobot gtp`` log, one ``ClockUse`` each (a new game starts
+    where the move number goes down). The engine logs a move's ``mcts:`` line before its
+    ``time:`` line, so what a move's search says waits for that line (``pending``, ``rated``)."""
+    games: list[ClockUse] = []
+    game: dict | None = None
+    pending: str | None = None  # "win"/"loss" (a proof) or "" (a decided win rate)
+    rated = False  # the move being read logged a win rate
+    for line in text.splitlines():
+        m = CLOCK_LINE.match(line)
+        if m:
+            move, used, left = int(m.group(1)), float(m.group(2)), float(m.group(3))
+            if game is None or move <= game["move"]:
+                if game is not None:
+                    games.append(_finished(game, source))
+                game = {"main": used + left, "left": used + left, "undecided": None,
+                        "decided_at": None, "proof": None, "least": left, "longest": 0.0,
+                        "rated": False}
+            if pending is not None:
+                if game["decided_at"] is None:  # the clock at this move's start
+                    game["decided_at"], game["undecided"] = move, game["main"] - game["left"]
+                if pending and game["proof"] is None:
+                    game["proof"] = pending
+                pending = None
+            game.update(move=move, left=left, least=min(game["least"], left),
+                        longest=max(game["longest"], used), rated=game["rated"] or rated)
+            rated = False
+            continue
+        m = SEARCH_LINE.match(line)
+        if m:
+            rated = True
+            proof = re.search(r"stop: solver: (win|loss)", line)
+            if proof or not DECIDED[0] <= float(m.group(1)) <= DECIDED[1]:
+                pending = proof.group(1) if proof else (pending or "")
+    if game is not None:
+        games.append(_finished(game, source))
+    return games
+
+
+def _finished(game: dict, source: str) -> ClockUse:
+    used = game["main"] - game["left"]
+    undecided = used if game["undecided"] is None else game["undecided"]
+    return ClockUse(source, game["main"], used, undecided, game["decided_at"], game["proof"],
+                    game["least"], game["longest"], game["rated"])
+
+
+def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
+    """``(engine, ClockUse)`` for every sudden-death game in a log file, or in a tournament
+    folder's engine logs (``logs/ID-B.log``, ``logs/ID-W.log``, named by ``results.jsonl``).
+    ValueError (naming the path) when there is none."""
+    import json
+
+    path = Path(path)
+    found: list[tuple[str, ClockUse]] = []
+    if path.is_dir():
+        results = path / "results.jsonl"
+        try:
+            lines = results.read_text().splitlines()
+        except OSError as e:
+            raise ValueError(f"{results}: cannot read: {e.strerror}") from None
+        for line in lines:
+            try:
+                game = json.loads(line)
+                ids = [(game["black"], "B"), (game["white"], "W")]
+                stem = game["id"]
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line of a killed run
+            for engine, side in ids:
+                log = path / "logs" / f"{stem}-{side}.log"
+                if log.is_file():
+                    text = log.read_text(errors="replace")
+                    found += [(engine, use) for use in clock_use(text, str(log))]
+    else:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+        found = [(path.name, use) for use in clock_use(text, str(path))]
+    if not found:
+        raise ValueError(f"{path}: no sudden-death clock lines found (expected a nogobot gtp log, "
+                         "or a tournament folder with logs/, played at sudden death)")
+    return found
+
+
+def clock_table(found: list[tuple[str, ClockUse]]) -> str:
+    """Each engine's clock use over its games: medians, the lowest tenth, the extremes."""
+    import statistics
+
+    def pct(xs: list[float], q: float) -> float:
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+    rows = []
+    for engine in sorted({e for e, _ in found}):
+        uses = [u for e, u in found if e == engine]
+        und = [u.undecided_share for u in uses if u.rated]
+        undecided = (f"median {statistics.median(und):.1%} (lowest tenth {pct(und, 0.1):.1%}, "
+                     f"range {min(und):.1%}-{max(und):.1%}) over {len(und)}" if und
+                     else "not known (its logs give no win rates)")
+        proofs = sum(u.proof is not None for u in uses)
+        rows.append(
+            f"{engine}: {len(uses)} game{'s' if len(uses) > 1 else ''} at {statistics.median(u.main for u in uses):.0f} s; "
+            f"clock spent while undecided: {undecided}; in all: median "
+            f"{statistics.median(u.used_share for u in uses):.1%}; least left "
+            f"{min(u.least_left for u in uses):.1f} s; longest move "
+            f"{max(u.longest for u in uses):.1f} s; games with a solver proof: {proofs}")
+    return "\n".join(rows)
 
 
 def parse_sgf(data: bytes, source: str = "sgf") -> TimeSeries:

@@ -110,11 +110,24 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
 @click.command("timeplot")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--out", default="timeplot.png", show_default=True, help="PNG to write.")
-def timeplot_cmd(inputs, out) -> None:
+@click.option("--clock", is_flag=True,
+              help="Draw nothing: print how each engine spent its sudden-death clock, in all and "
+                   "while the game was undecided (before its first solver proof or win rate "
+                   "outside 0.02-0.98), from `nogobot gtp` logs or a tournament folder's logs/.")
+def timeplot_cmd(inputs, out, clock) -> None:
     """Time used per move as a PNG, from tournament SGFs, `nogobot gtp` stderr logs, or a
-    tournament results folder (mean per move of each engine)."""
+    tournament results folder (mean per move of each engine); with --clock, a table of how the
+    clock was spent."""
     from .. import timeplot
 
+    if clock:
+        try:
+            tables = [(p, timeplot.clock_table(timeplot.clock_report(p))) for p in inputs]
+        except ValueError as e:
+            raise click.ClickException(str(e)) from None
+        for p, table in tables:
+            click.echo(f"{p}:\n{table}")
+        return
     try:
         series = [timeplot.load(p) for p in inputs]
         path = timeplot.plot(series, out)
