@@ -27,8 +27,10 @@ from pathlib import Path
 
 from .atomicio import write_atomic
 
+# A move's line in a ``nogobot gtp`` log; the clock left and its kind ("main" for main time)
+# follow (groups 6 and 7).
 LOG_LINE = re.compile(r"time: (black|white) move (\d+) \S+: planned ([\d.]+)s max ([\d.]+)s "
-                      r"used ([\d.]+)s")
+                      r"used ([\d.]+)s(?: left ([\d.]+)s (\w+))?")
 SGF_TIME = re.compile(r"^\s*([\d.]+) s\b")
 
 
@@ -82,8 +84,6 @@ def parse_log(text: str, source: str = "log") -> TimeSeries:
     return ts
 
 
-CLOCK_LINE = re.compile(r"time: (?:black|white) move (\d+) \S+: planned [\d.]+s max [\d.]+s "
-                        r"used ([\d.]+)s left ([\d.]+)s main")
 SEARCH_LINE = re.compile(r"mcts: \S+ winrate ([\d.]+)")
 DECIDED = (0.02, 0.98)  # a win rate outside this range counts as a decided game
 
@@ -123,9 +123,9 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
     pending: str | None = None  # "win"/"loss" (a proof) or "" (a decided win rate)
     rated = False  # the move being read logged a win rate
     for line in text.splitlines():
-        m = CLOCK_LINE.match(line)
-        if m:
-            move, used, left = int(m.group(1)), float(m.group(2)), float(m.group(3))
+        m = LOG_LINE.match(line)
+        if m and m.group(7) == "main":  # a sudden-death clock (main time) only
+            move, used, left = int(m.group(2)), float(m.group(5)), float(m.group(6))
             if game is None or move <= game["move"]:
                 if game is not None:
                     games.append(_finished(game, source))
@@ -169,6 +169,8 @@ def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
     path = Path(path)
     found: list[tuple[str, ClockUse]] = []
     if path.is_dir():
+        # Read directly, not with tournament.results.ResultsLog.load: that one truncates a torn
+        # last line, and a report must not write to a running tournament's file.
         results = path / "results.jsonl"
         try:
             lines = results.read_text().splitlines()
@@ -214,8 +216,9 @@ def clock_table(found: list[tuple[str, ClockUse]]) -> str:
                      f"range {min(und):.1%}-{max(und):.1%}) over {len(und)}" if und
                      else "not known (its logs give no win rates)")
         proofs = sum(u.proof is not None for u in uses)
+        games = f"{len(uses)} game{'s' if len(uses) > 1 else ''}"
         rows.append(
-            f"{engine}: {len(uses)} game{'s' if len(uses) > 1 else ''} at {statistics.median(u.main for u in uses):.0f} s; "
+            f"{engine}: {games} at {statistics.median(u.main for u in uses):.0f} s; "
             f"clock spent while undecided: {undecided}; in all: median "
             f"{statistics.median(u.used_share for u in uses):.1%}; least left "
             f"{min(u.least_left for u in uses):.1f} s; longest move "
