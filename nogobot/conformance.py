@@ -2,7 +2,8 @@
 
 ``nogobot conformance [--engine "CMD"] [FILES...]`` works on any GTP engine (default: this
 Python running ``-m nogobot gtp``). With no FILES it runs every ``.tst`` file of
-the suite shipped in the package, ``nogobot/gtp_conformance/``.
+the suite: the repository's top-level ``gtp_conformance/``, which a wheel carries as
+``nogobot/gtp_conformance/`` (``packagedata``).
 
 File format (gogui-regress's, with two documented extensions):
 
@@ -38,14 +39,14 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
+from .packagedata import data_dir
 from .tournament.gtp_client import EngineError, GtpProcess, Response
 
 DEFAULT_TIMEOUT = 30.0
-# Package data (nogobot/gtp_conformance/), so an installed wheel carries the suite.
-CONFORMANCE_DIR = Path(str(resources.files("nogobot").joinpath("gtp_conformance")))
+# The checkout's gtp_conformance/, or the package data of an installed wheel.
+CONFORMANCE_DIR = data_dir("gtp_conformance", "*.tst")
 _TEST_LINE = re.compile(r"(\d+)[ \t]+\S")
 
 

@@ -8,9 +8,10 @@ replaced file), and a file that is not an ONNX protobuf with the ``planes`` inpu
 outputs (``onnx_io`` walks the protobuf wire format itself). It takes a few ms, so ``nogobot gtp``
 still answers ``name`` at once; onnxruntime loads the network later (``inference``).
 
-Which file a ``--model`` value means is ``resolve_model``'s answer: a path, or the name of a net
-shipped as package data in ``nogobot/models/`` (the default net), found through
-``importlib.resources`` so that an installed wheel works from any directory.
+Which file a ``--model`` value means is ``resolve_model``'s answer: a path, or the name of a
+shipped net (the default net, the only one the wheel carries). The repository keeps it once, in
+the top-level ``models/`` beside the other released nets; a wheel carries it as package data in
+``nogobot/models/``, so an installed package works from any directory (``packagedata``).
 
 ``FEATURE_VERSION`` and ``NUM_PLANES`` are the input contract of ``features.py``; they are
 defined here so that checking a model needs no numba.
@@ -20,16 +21,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-from importlib import resources
 from pathlib import Path
 
 import yaml
+
+from .packagedata import data_dir
 
 FEATURE_VERSION = 1
 NUM_PLANES = 12
 SIDECAR_FORMAT_VERSION = 1
 KNOWN_SIDECAR_FORMATS = (1,)
 DEFAULT_MODEL_NAME = "nogobot-b6c32-sp3"
+# The nets a wheel carries: pyproject.toml's package-data for nogobot.models names their files.
+SHIPPED_MODEL_NAMES = (DEFAULT_MODEL_NAME,)
 OUTPUT_NAMES = ("policy", "value", "dominion", "score")
 
 
@@ -190,17 +194,16 @@ def _dim(data: bytes, span: tuple[int, int]):
 
 
 def shipped_models_dir() -> Path:
-    """nogobot/models/: the nets shipped inside the package (the wheel carries the default net
-    only; the other nets and the ledger stay in the repository's top-level models/). Found
-    through importlib.resources, so a wheel install and an editable checkout look alike."""
-    # A real directory: onnxruntime opens the file by path (nogobot is never zip-imported).
-    return Path(str(resources.files("nogobot").joinpath("models")))
+    """The folder of the shipped nets: ``nogobot/models/`` in an installed wheel (the default
+    net only), else the checkout's top-level ``models/`` (every released net; only the
+    shipped ones answer to a name, so a checkout and a wheel accept the same names)."""
+    return data_dir("models", f"{DEFAULT_MODEL_NAME}.onnx")
 
 
 def shipped_model_names() -> list[str]:
-    """The names ``--model NAME`` accepts: the stems of the shipped .onnx files."""
+    """The names ``--model NAME`` accepts: the shipped nets whose .onnx is present."""
     folder = shipped_models_dir()
-    return sorted(p.stem for p in folder.glob("*.onnx")) if folder.is_dir() else []
+    return [n for n in SHIPPED_MODEL_NAMES if (folder / f"{n}.onnx").is_file()]
 
 
 def resolve_model(spec: str | os.PathLike | None) -> Path:
@@ -218,7 +221,7 @@ def resolve_model(spec: str | os.PathLike | None) -> Path:
     if path.exists():
         return path
     name = path.name[:-len(".onnx")] if path.name.endswith(".onnx") else path.name
-    if str(spec) in (name, name + ".onnx") and (folder / (name + ".onnx")).is_file():
+    if str(spec) in (name, name + ".onnx") and name in shipped_model_names():
         return folder / (name + ".onnx")
     shipped = ", ".join(shipped_model_names()) or "none"
     raise ModelError(f"{spec}: model file not found, and no shipped net has that name "

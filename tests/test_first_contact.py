@@ -291,7 +291,7 @@ def test_one_gtp_subprocess_controller():
 
 
 def test_conformance_files_use_each_id_once():
-    for path in sorted((ROOT / "nogobot" / "gtp_conformance").glob("*.tst")):
+    for path in sorted((ROOT / "gtp_conformance").glob("*.tst")):
         ids = [m.group(1) for m in re.finditer(r"^(\d+)[ \t]", path.read_text(), re.M)]
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         assert not repeated, f"{path.name}: ids used twice (gogui-regress keys on them): {repeated}"

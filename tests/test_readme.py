@@ -58,7 +58,7 @@ def test_gtp_usage_lists_every_option():
 
 def test_must_fail_count_for_gogui_regress():
     quoted = int(re.search(r"each of the\s+(\d+)\s+must-fail\s+tests", GTP_PAGE).group(1))
-    real = sum(ln.startswith("#!") for p in (ROOT / "nogobot" / "gtp_conformance").glob("*.tst")
+    real = sum(ln.startswith("#!") for p in (ROOT / "gtp_conformance").glob("*.tst")
                for ln in p.read_text().splitlines())
     assert quoted == real
 

@@ -5,6 +5,8 @@ installs it into a fresh virtual environment, and from a temporary directory out
 checkout plays ``genmove b`` and passes the whole conformance suite with the installed
 ``nogobot``: the default net and the suite must come from the package data, not from the source
 tree. The venv takes about 700 MB and is deleted afterwards. Fast tests cover the pieces:
+pyproject.toml's package list and package data (the default net and the suite are kept once, in
+the top-level ``models/`` and ``gtp_conformance/``, and mapped into the package),
 ``modelfile.resolve_model`` (``--model`` as a file or a shipped net's name) and
 ``warmup.ensure_kernel_cache`` (numba's cache when the install is read-only).
 """
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -26,14 +29,46 @@ from click.testing import CliRunner
 
 import nogobot
 from conftest import ROOT
+from nogobot.conformance import CONFORMANCE_DIR
 from nogobot.modelfile import (
-    DEFAULT_MODEL_NAME, ModelError, check_model, default_model_path, resolve_model,
-    shipped_model_names,
+    DEFAULT_MODEL_NAME, SHIPPED_MODEL_NAMES, ModelError, check_model, default_model_path,
+    resolve_model, shipped_model_names, shipped_models_dir,
 )
 
 PACKAGE = Path(nogobot.__file__).resolve().parent
-# What a wheel is built from: pyproject.toml names README.md as the long description.
-BUILD_INPUTS = ("pyproject.toml", "README.md", "nogobot")
+# What a wheel is built from: pyproject.toml names README.md as the long description, and maps
+# the package data onto the top-level models/ and gtp_conformance/.
+BUILD_INPUTS = ("pyproject.toml", "README.md", "nogobot", "models", "gtp_conformance")
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+# -- pyproject.toml: the packages and their data ------------------------------------------------
+
+
+def test_every_package_is_listed():
+    """The package list is explicit (two of its entries are the mapped data folders): a new
+    subpackage missing from it would be left out of the wheel."""
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "nogobot").rglob("__init__.py")}
+    listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    data = {"nogobot.models", "nogobot.gtp_conformance", "nogobot.gtp_conformance.sgf"}
+    assert listed == found | data
+
+
+def test_package_data_is_the_shipped_nets_and_the_suite_kept_at_the_top():
+    tool = PYPROJECT["tool"]["setuptools"]
+    assert tool["package-dir"] == {"nogobot.models": "models",
+                                   "nogobot.gtp_conformance": "gtp_conformance"}
+    nets = tool["package-data"]["nogobot.models"]
+    assert sorted(nets) == sorted(f"{n}{ext}" for n in SHIPPED_MODEL_NAMES
+                                  for ext in (".onnx", ".yaml"))
+    assert SHIPPED_MODEL_NAMES == (DEFAULT_MODEL_NAME,)
+    for name in nets:
+        assert (ROOT / "models" / name).is_file(), name
+    # Kept once: nothing of either folder inside the package's source tree.
+    assert not (PACKAGE / "models").exists() and not (PACKAGE / "gtp_conformance").exists()
+    # From a checkout, both are found at the top.
+    assert shipped_models_dir() == ROOT / "models" and CONFORMANCE_DIR == ROOT / "gtp_conformance"
 # Build outputs and caches that must not reach the wheel (numba's .nbi/.nbc are cache files).
 NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
 
@@ -41,11 +76,15 @@ NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
 # -- --model: a file or a shipped net's name --------------------------------------------------
 
 
-def test_default_net_is_package_data():
+def test_default_net_is_in_models():
     path = default_model_path()
-    assert path == resolve_model(None) == PACKAGE / "models" / f"{DEFAULT_MODEL_NAME}.onnx"
+    assert path == resolve_model(None) == ROOT / "models" / f"{DEFAULT_MODEL_NAME}.onnx"
     check_model(path)  # sidecar beside it, checksum right
-    assert shipped_model_names() == [DEFAULT_MODEL_NAME]  # the wheel carries one net
+    # models/ holds other nets too; only the one the wheel carries answers to a name.
+    assert len(list((ROOT / "models").glob("*.onnx"))) > 1
+    assert shipped_model_names() == [DEFAULT_MODEL_NAME]
+    with pytest.raises(ModelError, match="no shipped net has that name"):
+        resolve_model("nogobot-b6c32-sp1")
 
 
 def test_model_by_name_or_file(tmp_path, monkeypatch):
@@ -242,8 +281,8 @@ def installed():
 def test_wheel_carries_the_default_net_and_the_suite_only(installed):
     wheel, _, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
-    suite = sorted(p.relative_to(PACKAGE).as_posix()
-                   for p in (PACKAGE / "gtp_conformance").rglob("*") if p.is_file())
+    suite = sorted("gtp_conformance/" + p.relative_to(CONFORMANCE_DIR).as_posix()
+                   for p in CONFORMANCE_DIR.rglob("*") if p.is_file())
     assert suite and set(suite) <= {n.removeprefix("nogobot/") for n in names}
     nets = [n for n in names if n.endswith((".onnx", ".pt", ".npz"))]
     assert nets == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx"]
@@ -284,6 +323,6 @@ def test_installed_engine_passes_the_conformance_suite(installed):
     # A generous reply timeout: the venv's first engine may still be compiling its kernels.
     res = _run([bin_dir / "nogobot", "conformance", "--engine", engine, "--timeout", "300"],
                cwd=work, timeout=1200)
-    files = len(list((PACKAGE / "gtp_conformance").glob("*.tst"))) + 1  # + built-in framing
+    files = len(list(CONFORMANCE_DIR.glob("*.tst"))) + 1  # + built-in framing
     assert f"\n{files} files (0 skipped):" in res.stdout, res.stdout[-2000:]
     assert " 0 FAILED" in res.stdout
