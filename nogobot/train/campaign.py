@@ -1,16 +1,17 @@
 """A training campaign that outlives machines: the small state a repository keeps between runs.
 
 A run directory holds everything (replay window, every net, CSVs) but is far too big to commit.
-A campaign folder (``campaign/`` in the repository) keeps only what the next stretch of training
-needs to go on where the last one stopped, on any machine:
+A campaign folder (one per line of work under the repository's ``campaign/``, e.g.
+``campaign/selfplay/``) keeps only what the next stretch of training needs to go on where the
+last one stopped, on any machine:
 
 * ``stage{S}.pt``: each curriculum stage's trainer checkpoint with its optimiser state and step
   counters (the generator stage's is the best net's, the others' their latest);
 * ``state.yaml``: the curriculum position (which stage generates the games), the self-play games
   and generations behind these nets, where they came from, and when.
 
-``nogobot train snapshot RUN_DIR campaign/`` writes it (atomically, file by file); a config
-whose ``init_checkpoint`` names the folder starts a new run directory from it
+``nogobot train snapshot RUN_DIR campaign/selfplay/`` writes it (atomically, file by file); a
+config whose ``init_checkpoint`` names the folder starts a new run directory from it
 (``loop.TrainingRun``). The replay window is not kept: a new stretch refills it by self-play.
 """
 
