@@ -27,7 +27,7 @@ whose refutation took the most nodes (the stubbornest resistance), or, where the
 counting them (``Solver.resist``), with the move that leaves the opponent the smallest share of
 winning replies: against rave at 10,000 simulations a move, from 80 positions the engine had
 proven lost in 60 s games, it won 11% of 720 games where the stubbornest move won 4.6%
-(tournaments/resist_ab.py, docs/engine.md). ``solver_budget`` is how many nodes a move
+(docs/engine.md). ``solver_budget`` is how many nodes a move
 searched within given limits may spend, ``SOLVER_MAX_EMPTY`` where the search starts to call
 the solver (at 28 empty points it proves 23 of 40 ledger positions in 500,000 nodes, about
 2 s), ``SOLVER_REACH_EMPTY`` where it usually proves the game within a move's budget (the time
