@@ -84,20 +84,54 @@ class GameReview:
 # --------------------------------------------------------------------------------------------
 
 
-def collect(inputs: list[str]) -> list[Path]:
-    """SGF files from the arguments: files as given; a folder contributes its ``sgf/*.sgf``
-    (a ``nogobot tournament`` results folder) or else its ``*.sgf``."""
-    out: list[Path] = []
+@dataclass(frozen=True)
+class CollectedGame:
+    """One game of an SGF collection (a tournament's ``games.sgf``), standing in for a file
+    path: it has the ``stem``, ``read_bytes`` and ``str`` that reviewing a file uses."""
+
+    name: str  # "FOLDER/games.sgf#GAME-ID"
+    data: bytes
+
+    @property
+    def stem(self) -> str:
+        return self.name.rsplit("#", 1)[-1]
+
+    def read_bytes(self) -> bytes:
+        return self.data
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def collect(inputs: list[str]) -> list[Path | CollectedGame]:
+    """Games from the arguments: files as given (each game of a collection on its own); a
+    folder contributes its ``games.sgf`` (a ``nogobot tournament`` results folder), its
+    ``sgf/*.sgf`` (older results folders) or else its ``*.sgf``."""
+    from .tournament.folder import read_games, split_collection
+
+    out: list[Path | CollectedGame] = []
     for item in inputs:
         path = Path(item)
         if path.is_dir():
-            found = sorted((path / "sgf").glob("*.sgf")) or sorted(path.glob("*.sgf"))
+            try:
+                found = [CollectedGame(n, d) if "#" in n else Path(n)
+                         for n, d in read_games(path)]
+            except ValueError as e:
+                raise ReviewError(str(e)) from None
             if not found:
                 raise ReviewError(f"{path}: no SGF files (expected a tournament results folder "
-                                  "with sgf/, or a folder of .sgf files)")
+                                  "with games.sgf or sgf/, or a folder of .sgf files)")
             out += found
         elif path.is_file():
-            out.append(path)
+            try:
+                games = split_collection(path.read_bytes())
+            except (OSError, ValueError):
+                games = []  # review_games reports what is wrong with it
+            if len(games) > 1:
+                out += [CollectedGame(f"{path}#{gn or k + 1}", d)
+                        for k, (gn, d) in enumerate(games)]
+            else:
+                out.append(path)
         else:
             raise ReviewError(f"{path}: no such file or folder")
     return out

@@ -7,15 +7,16 @@ Inputs understood:
 * a ``nogobot gtp`` stderr log, whose per-move lines read
   ``time: black move 12 E5: planned 9.81s max 19.62s used 9.90s left 812.3s main``
   (the planned budget is drawn too);
-* a tournament results folder (its ``sgf/*.sgf``): the mean seconds per move number of each
-  engine over all its games, one line per engine.
+* a tournament results folder (its ``games.sgf``, or ``sgf/*.sgf`` in older folders): the
+  mean seconds per move number of each engine over all its games, one line per engine.
 
 The parsing is separate from the drawing so it is testable without matplotlib.
 
 ``--clock`` prints, instead of drawing, how a sudden-death clock was spent (``clock_use``): in
 all, and while the game was undecided, i.e. before the engine's first move that was a proof of
 the endgame solver or read a win rate outside [0.02, 0.98]; time spent after that point cannot
-change the result. For a tournament folder it reads each game's engine logs (``logs/``).
+change the result. For a tournament folder it reads each game's engine logs (``logs.tar.gz``,
+or ``logs/``).
 """
 
 from __future__ import annotations
@@ -53,13 +54,15 @@ class TimeSeries:
 def aggregate(folder: str | Path) -> TimeSeries:
     """Mean seconds per move number of each engine over a tournament's SGFs ("colours" of the
     result are the engine names)."""
+    from .tournament.folder import read_games  # games.sgf, or the older sgf/*.sgf
+
     folder = Path(folder)
-    files = sorted((folder / "sgf").glob("*.sgf")) or sorted(folder.glob("*.sgf"))
+    files = read_games(folder)
     if not files:
         raise ValueError(f"{folder}: no SGF files (expected a tournament results folder)")
     sums: dict[str, dict[int, list[float]]] = {}
-    for f in files:
-        ts = parse_sgf(f.read_bytes(), str(f))
+    for name, data in files:
+        ts = parse_sgf(data, name)
         for colour in ("black", "white"):
             per = sums.setdefault(ts.players[colour], {})
             for k, secs in enumerate(ts.used[colour]):
@@ -166,6 +169,8 @@ def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
     ValueError (naming the path) when there is none."""
     import json
 
+    from .tournament.folder import read_log
+
     path = Path(path)
     found: list[tuple[str, ClockUse]] = []
     if path.is_dir():
@@ -184,9 +189,10 @@ def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
             except (ValueError, KeyError, TypeError):
                 continue  # a torn last line of a killed run
             for engine, side in ids:
-                log = path / "logs" / f"{stem}-{side}.log"
-                if log.is_file():
-                    text = log.read_text(errors="replace")
+                # logs/ID-B.log, or the same name inside logs.tar.gz (a packed folder)
+                text = read_log(path, f"{stem}-{side}.log")
+                if text is not None:
+                    log = path / "logs" / f"{stem}-{side}.log"
                     found += [(engine, use) for use in clock_use(text, str(log))]
     else:
         try:

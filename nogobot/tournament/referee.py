@@ -73,6 +73,7 @@ class GameResult:
     clock_left: list[str] = field(default_factory=list)  # mover's clock after each move
     started: str = ""
     duration: float = 0.0
+    opening_plies: int = 0  # the first moves came from the opening suite (time 0, no clock)
 
     @property
     def result(self) -> str:
@@ -118,7 +119,9 @@ class Referee:
                  log_dir: Path | None = None, game_id: str = "game",
                  stop: threading.Event | None = None,
                  on_move: Callable[[GameResult, dict], None] | None = None,
-                 live: set | None = None, live_lock: threading.Lock | None = None):
+                 live: set | None = None, live_lock: threading.Lock | None = None,
+                 opening: list[str] | tuple[str, ...] = ()):
+        self.opening = list(opening)  # GTP vertices the referee plays before the engines
         self.cfg = {BLACK: black, WHITE: white}
         self.size = size
         # Each side's clock: the game's, or the engine's own under time odds.
@@ -194,6 +197,7 @@ class Referee:
         try:
             for colour in (BLACK, WHITE):
                 self._start(colour)
+            self._play_opening(board, res)
             while True:
                 colour = board.to_move
                 if board.num_legal(colour) == 0:
@@ -221,6 +225,26 @@ class Referee:
         if self.stop.is_set() and res.reason not in ("no_legal_move",):
             raise Interrupted()
         return res
+
+    def _play_opening(self, board: Board, res: GameResult) -> None:
+        """The suite's moves, on the referee's board and relayed to both engines; no clock runs
+        (they are nobody's choice), and an engine that refuses one forfeits."""
+        for vertex in self.opening:
+            colour = board.to_move
+            p = coords.from_gtp(vertex, self.size)
+            if not board.is_legal(p, colour):  # load_suite checked it; a guard, not a path
+                raise ValueError(f"opening move {vertex} is illegal")
+            board.play(p, colour)
+            res.moves.append(coords.to_gtp(p, self.size))
+            res.times.append(0.0)
+            res.clock_left.append("-")
+            for side in (BLACK, WHITE):
+                ok, text = self._cmd(side, f"play {GTP_COLOUR[colour]} {res.moves[-1]}",
+                                     self.command_timeout)
+                if not ok:
+                    raise _Lost(side, "rejected", f"refused the opening move {res.moves[-1]}: "
+                                f"{text}")
+        res.opening_plies = len(self.opening)
 
     def _genmove(self, board: Board, colour: int) -> tuple[int, float]:
         """Ask ``colour`` for a move; return (point, seconds) or raise _Lost."""

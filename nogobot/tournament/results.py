@@ -150,8 +150,10 @@ def compute_standings(records: list[dict], names: list[str], anchor: str,
             else:
                 p.b_white_wins += 1
         plies.append(len(r.get("moves", [])))
+        skip = r.get("opening_plies", 0)  # the suite's moves: nobody's thinking time
         for i, t in enumerate(r.get("times", [])):
-            times[b if i % 2 == 0 else w].append(t)
+            if i >= skip:
+                times[b if i % 2 == 0 else w].append(t)
     st.pairings = sorted(pair.values(), key=lambda p: (names.index(p.a), names.index(p.b)))
     st.mean_plies = float(np.mean(plies)) if plies else 0.0
     st.move_time = {n: (float(np.mean(t)), float(np.max(t))) for n, t in times.items() if t}
@@ -231,3 +233,111 @@ def summary_dict(st: Standings) -> dict:
     for p in st.pairings:
         out["pairings"].append(p.__dict__.copy())
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# A two-engine match: pairs, Elo with interval, SPRT (the maths is sprt.py's)
+# ------------------------------------------------------------------------------------------
+
+PENTA_LABELS = ("LL", "LD", "WL", "WD", "WW")  # WL includes DD (none in NoGo)
+
+
+@dataclass
+class MatchStats:
+    """``test`` against ``base``, from ``test``'s side."""
+
+    test: str
+    base: str
+    wins: int = 0
+    losses: int = 0
+    as_black: tuple[int, int] = (0, 0)  # (won, played)
+    as_white: tuple[int, int] = (0, 0)
+    penta: list[int] = field(default_factory=lambda: [0] * 5)  # LL, LD, WL+DD, WD, WW
+    pairs: int = 0
+    elo: object = None  # sprt.EloEstimate, from pairs when there are any, else from games
+    llr: float | None = None
+    sprt: object = None  # sprt.SprtConfig
+    verdict: str | None = None  # "H1"/"H0": the first crossing, in results order
+    decided_at: int | None = None  # games recorded when it crossed
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.losses
+
+    def summary_line(self) -> str:
+        s = (f"{self.test} vs {self.base}: {self.games} games, {self.wins}-{self.losses}, "
+             f"{self.pairs} pairs (LL {self.penta[0]}, WL {self.penta[2]}, WW {self.penta[4]})")
+        if self.elo is not None:
+            s += f"; Elo {self.elo.text()}" + (" (pairs)" if self.elo.paired else " (games)")
+        if self.sprt is not None and self.llr is not None:
+            s += (f"; LLR {self.llr:.2f} [{self.sprt.lower:.2f}, {self.sprt.upper:.2f}]")
+            if self.verdict:
+                s += f" -> {self.verdict} accepted at game {self.decided_at}"
+        return s
+
+    def to_dict(self) -> dict:
+        from .sprt import json_number
+
+        out = {"test": self.test, "base": self.base, "games": self.games, "wins": self.wins,
+               "losses": self.losses, "as_black": list(self.as_black),
+               "as_white": list(self.as_white), "pairs": self.pairs,
+               "pentanomial": dict(zip(PENTA_LABELS, self.penta))}
+        if self.elo is not None:
+            out["elo"] = {"elo": json_number(self.elo.elo), "low95": json_number(self.elo.low),
+                          "high95": json_number(self.elo.high),
+                          "nelo": json_number(self.elo.nelo), "score": self.elo.score,
+                          "from": "pairs" if self.elo.paired else "games", "n": self.elo.n}
+        if self.sprt is not None:
+            out["sprt"] = {**self.sprt.to_dict(), "lower": self.sprt.lower,
+                           "upper": self.sprt.upper, "llr": json_number(self.llr),
+                           "verdict": self.verdict, "decided_at": self.decided_at}
+        return out
+
+
+def _pair_of(r: dict) -> tuple | None:
+    key = r.get("key")
+    if not key or len(key) != 3:
+        return None
+    return (key[0], key[1], key[2] // 2)
+
+
+def match_stats(records: list[dict], test: str, base: str, sprt=None) -> MatchStats:
+    """The statistics of ``test`` against ``base`` in ``records`` (other games are ignored).
+
+    Games 2j and 2j+1 of the pairing are a pair (one opening, colours swapped); a pair counts
+    once both are recorded. The SPRT's verdict is where the LLR first left its bounds, replaying
+    the records in file order, so a resumed match reaches the same verdict."""
+    from .sprt import elo_estimate, llr
+
+    st = MatchStats(test=test, base=base, sprt=sprt)
+    halves: dict[tuple, int] = {}  # pair -> score of the first recorded game
+    bw = bp = ww = wp = 0
+    n = 0
+    for r in records:
+        if {r.get("black"), r.get("white")} != {test, base}:
+            continue
+        n += 1
+        won = (r["winner"] == "B") == (r["black"] == test)
+        st.wins += won
+        st.losses += not won
+        if r["black"] == test:
+            bw, bp = bw + won, bp + 1
+        else:
+            ww, wp = ww + won, wp + 1
+        pair = _pair_of(r)
+        if pair is not None:
+            if pair in halves:
+                total = halves.pop(pair) + won  # 0, 1 or 2 games won of the pair
+                st.penta[2 * total] += 1
+                st.pairs += 1
+            else:
+                halves[pair] = int(won)
+        if sprt is not None and st.verdict is None and st.pairs:
+            v = sprt.verdict(llr(st.penta, sprt))
+            if v is not None:
+                st.verdict, st.decided_at = v, n
+    st.as_black, st.as_white = (bw, bp), (ww, wp)
+    st.elo = elo_estimate(st.penta) if st.pairs else elo_estimate([st.losses, 0, st.wins])
+    if sprt is not None:
+        st.llr = llr(st.penta, sprt) if st.pairs else 0.0
+    return st

@@ -12,15 +12,24 @@ Design decisions:
 * **Resume:** results.jsonl is appended game by game (see results.py); rerunning the same spec
   with the same ``--out`` plays only the games that have no line yet. Games in flight when the
   harness was killed are replayed from scratch.
+* **Openings and pairs:** games 2j and 2j+1 of a pairing are a pair: the same start position
+  (opening j of the suite, cycling; the empty board without a suite), colours swapped. Game
+  ids stay ``NNN-A-vs-B`` (NNN = k+1) and each record carries ``pair`` and ``opening``.
+* **SPRT** (two engines only): after every recorded game the LLR of the finished pairs is
+  computed (results.match_stats); once it leaves its bounds no new game starts. Games already
+  in flight are played out and recorded (their engines' time is spent, and the last pair is
+  completed more often than not); the verdict stays the one at the crossing, and the final
+  tables show the LLR over every recorded game too. A rerun replays the records to the same
+  crossing, so a resumed test continues (or reports) the same test.
 * **Pre-flight:** before any game, every engine is started once and must answer
   ``protocol_version`` and accept ``boardsize``; otherwise nothing is played.
 * **Where games run** is a game executor: ``LocalGames`` (threads here, the default) or
   ``nogobot.cluster.RayGames`` (each game on a cluster node that reserved its cores; the record
   then names the node). Recording, resume and the summary stay here.
 
-Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl``,
-``sgf/<game id>.sgf``, ``logs/<game id>-B.log`` / ``-W.log`` (engine stderr), ``standings.txt``,
-``summary.json`` and, with ``--plot``, ``standings.png``.
+Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl``, ``games.sgf``
+(every game, one SGF collection), ``logs.tar.gz`` (engine stderr; ``logs/`` while games run),
+``standings.txt``, ``summary.json`` and, with ``--plot``, ``standings.png`` (folder.py).
 """
 
 from __future__ import annotations
@@ -43,12 +52,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ..atomicio import write_atomic
+from .folder import GAMES, GameCollection, pack_logs
 from .gtp_client import EngineError, GtpProcess
+from .openings import Opening
 from .records import game_sgf
 from .referee import EngineConfig, GameResult, Interrupted, Referee
-from .results import (PAIRING_HEADER, STANDINGS_HEADER, ResultsLog, Standings,
-                      compute_standings, loss_reasons_text, pairing_rows, standings_rows,
-                      summary_dict)
+from .results import (PAIRING_HEADER, STANDINGS_HEADER, MatchStats, ResultsLog, Standings,
+                      compute_standings, loss_reasons_text, match_stats, pairing_rows,
+                      standings_rows, summary_dict)
 from .spec import TournamentSpec
 
 
@@ -61,6 +72,7 @@ class GameTask:
     a: str
     b: str
     k: int  # index within the pairing; a is black when k is even
+    opening: Opening | None = None  # games 2j and 2j+1 share one (spec.opening_of)
 
     @property
     def black(self) -> str:
@@ -94,7 +106,8 @@ def game_argv(argv: list[str], task: GameTask | None, engine: str) -> list[str]:
 
 def schedule(spec: TournamentSpec, games: int) -> list[GameTask]:
     """Round k of every pairing before round k+1, so a partial tournament stays balanced."""
-    return [GameTask(a, b, k) for k in range(games) for a, b in spec.pairings()]
+    return [GameTask(a, b, k, spec.opening_of(k)) for k in range(games)
+            for a, b in spec.pairings()]
 
 
 def default_out(spec: TournamentSpec) -> Path:
@@ -165,7 +178,8 @@ class LocalGames:
                       startup_timeout=spec.startup_timeout,
                       command_timeout=spec.command_timeout, log_dir=out / "logs",
                       game_id=task.game_id, stop=stop, on_move=on_move, live=live,
-                      live_lock=live_lock)
+                      live_lock=live_lock,
+                      opening=task.opening.moves if task.opening is not None else ())
         return ref.play(), {}
 
     def cancel(self) -> None:
@@ -173,8 +187,17 @@ class LocalGames:
 
 
 def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) -> None:
-    """Refuse to mix results of a different engine command, clock or board size into this run."""
+    """Refuse to mix results of a different engine command, clock, board size or opening suite
+    into this run."""
     for r in records:
+        if "key" in r:
+            op = spec.opening_of(r["key"][2])
+            if r.get("opening") != (op.name if op is not None else None):
+                raise TournamentError(
+                    f"{results_path}: game {r.get('id')} started from "
+                    f"{r.get('opening') or 'the empty board'}, but the spec now gives it "
+                    f"{op.name if op is not None else 'the empty board'}; use another --out "
+                    "(or restore the openings) so results are not mixed")
         if r.get("size") != spec.board_size:
             raise TournamentError(
                 f"{results_path} holds games on a {r.get('size')}x{r.get('size')} board but the "
@@ -211,10 +234,11 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
     return t
 
 
-def render_summary(spec: TournamentSpec, st: Standings) -> Group:
+def render_summary(spec: TournamentSpec, st: Standings, ms: MatchStats | None = None,
+                   time_text: str | None = None) -> Group:
     parts = []
     head = (f"{spec.name}: {st.total} games, {spec.board_size}x{spec.board_size}, "
-            f"{spec.describe_time()}; black won {st.black_wins}/{st.total}, "
+            f"{time_text or spec.describe_time()}; black won {st.black_wins}/{st.total}, "
             f"mean {st.mean_plies:.1f} plies")
     parts.append(Text(head, style="bold"))
     parts.append(_table("Standings (Elo: Bradley-Terry MLE, anchored on "
@@ -228,13 +252,46 @@ def render_summary(spec: TournamentSpec, st: Standings) -> Group:
     reasons = ", ".join(f"{r} {c}" for r, c in st.reasons.most_common())
     parts.append(Text(f"game ends: {reasons or '-'}"))
     parts.append(Text(f"losses other than no_legal_move: {loss_reasons_text(st) or 'none'}"))
+    if ms is not None and ms.games:
+        start = (f"opening suite {Path(spec.openings_path).name}" if spec.openings_path
+                 else "from the empty board")
+        parts.append(_table(f"Match ({start}; a pair is games 2j and 2j+1, colours swapped)",
+                            MATCH_HEADER, match_rows(ms)))
+        if ms.sprt is not None:
+            parts.append(Text(sprt_text(ms), style="bold"))
     return Group(*parts)
 
 
-def summary_text(spec: TournamentSpec, st: Standings) -> str:
+MATCH_HEADER = ["engine", "vs", "games", "W-L", "won as B", "won as W", "pairs LL/WL/WW",
+                "Elo [95%]", "nElo"]
+
+
+def match_rows(ms: MatchStats) -> list[list[str]]:
+    e = ms.elo
+    return [[ms.test, ms.base, str(ms.games), f"{ms.wins}-{ms.losses}",
+             f"{ms.as_black[0]}/{ms.as_black[1]}", f"{ms.as_white[0]}/{ms.as_white[1]}",
+             f"{ms.penta[0]}/{ms.penta[2]}/{ms.penta[4]}",
+             (e.text() + (" pairs" if e.paired else " games")) if e is not None else "-",
+             f"{e.nelo:+.0f}" if e is not None and e.nelo == e.nelo else "-"]]
+
+
+def sprt_text(ms: MatchStats) -> str:
+    """One line: the test, the LLR against its bounds, and the verdict."""
+    c = ms.sprt
+    if ms.verdict is not None:
+        state = f"{ms.verdict} accepted at game {ms.decided_at} (" + (
+            f"{ms.test} is stronger by at least {c.elo1:g})" if ms.verdict == "H1" else
+            f"{ms.test} is not stronger by {c.elo1:g}; at most {c.elo0:g})")
+    else:
+        state = "undecided"
+    return (f"{c.describe()}: LLR {ms.llr:.2f} after {ms.games} games ({ms.pairs} pairs) - "
+            f"{state}")
+
+
+def summary_text(spec: TournamentSpec, st: Standings, ms: MatchStats | None = None) -> str:
     buf = io.StringIO()
     Console(file=buf, width=160, color_system=None, force_terminal=False).print(
-        render_summary(spec, st))
+        render_summary(spec, st, ms))
     return buf.getvalue()
 
 
@@ -275,6 +332,7 @@ class LiveView:
         self.lock = threading.Lock()
         self.t0 = time.monotonic()
         self.started_done = done
+        self.sprt: MatchStats | None = None  # two engines: the match line (and the SPRT)
 
     def __rich__(self):
         with self.lock:
@@ -293,7 +351,10 @@ class LiveView:
                 t.add_row(gid, r["black"], r["white"], str(r["ply"]), r["clocks"][0],
                           r["clocks"][1])
             score = "  ".join(f"{n} {w}-{l}" for n, (w, l) in self.score.items())
-            return Group(head, t, Text(f"score: {score}", style="dim"))
+            parts = [head, t, Text(f"score: {score}", style="dim")]
+            if self.sprt is not None and self.sprt.games:
+                parts.append(Text(self.sprt.summary_line(), style="dim"))
+            return Group(*parts)
 
 
 # ------------------------------------------------------------------------------------------
@@ -309,6 +370,8 @@ def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: st
         "clock_left": res.clock_left, "size": res.size,
         "time_control": spec.describe_time((res.black, res.white)),
         "started": res.started, "duration": res.duration, "sgf": sgf_rel,
+        "pair": task.k // 2 + 1, "opening": task.opening.name if task.opening else None,
+        "opening_plies": res.opening_plies,
         "commands": {"black": spec.engines[res.black].command,
                      "white": spec.engines[res.white].command},
     }
@@ -337,6 +400,17 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
     tasks = schedule(spec, games)
     done_keys = {tuple(r["key"]) for r in records if "key" in r}
     todo = [t for t in tasks if tuple(t.key) not in done_keys]
+    if not report_only and records:
+        dropped = GameCollection(out).sync([r["id"] for r in records])
+        if dropped:
+            console.print(f"dropped {dropped} game(s) from {out / GAMES} that have no result "
+                          "line (a run killed in between); they are played again")
+    decided = sprt_stats(spec, records)
+    if decided is not None and decided.verdict is not None and not report_only:
+        console.print(f"the SPRT was decided at game {decided.decided_at}: {decided.verdict} "
+                      f"accepted; nothing to play")
+        todo = []
+        report_only = True
     if plot:
         try:
             import matplotlib  # noqa: F401
@@ -352,7 +426,6 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
         used = sorted({n for t in todo for n in (t.a, t.b)}, key=names.index)
         console.print(f"checking {len(used)} engines...")
         executor.preflight(spec, used, jobs)
-    (out / "sgf").mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     if records:
         console.print(f"resuming: {len(tasks) - len(todo)} of {len(tasks)} games already "
@@ -367,6 +440,10 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
     live_engines: set = set()
     live_lock = threading.Lock()
     view = LiveView(spec, total, total - len(todo))
+    halt = threading.Event()  # the SPRT is decided: start no new game, finish those running
+    collection = GameCollection(out)
+    record_lock = threading.Lock()  # collection + results line + SPRT, one game at a time
+    view.sprt = sprt_stats(spec, records)
     for r in records:
         if r["black"] in view.score and r["white"] in view.score:
             win, lose = (r["black"], r["white"]) if r["winner"] == "B" else (r["white"],
@@ -376,7 +453,7 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
     new_records: list[dict] = []
 
     def play(task: GameTask) -> dict | None:
-        if stop.is_set():
+        if stop.is_set() or halt.is_set():
             return None
         gid = task.game_id
         with view.lock:
@@ -395,22 +472,33 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
         finally:
             with view.lock:
                 view.running.pop(gid, None)
-        sgf_rel = f"sgf/{gid}.sgf"
-        write_atomic(out / sgf_rel, game_sgf(res, event=spec.name, game_id=gid,
-                                             tc=spec.time_of(res.black),
-                                             white_tc=spec.time_of(res.white)))
-        rec = {**record_of(task, res, spec, sgf_rel), **extra}
-        results.append(rec)  # the commit point
+        text = game_sgf(res, event=spec.name, game_id=gid, tc=spec.time_of(res.black),
+                        white_tc=spec.time_of(res.white),
+                        opening=task.opening.name if task.opening else None)
+        rec = {**record_of(task, res, spec, GAMES), **extra}
+        with record_lock:
+            collection.add(gid, text)
+            results.append(rec)  # the commit point
+            new_records.append(rec)
+            ms = sprt_stats(spec, records + new_records)
         with view.lock:
             view.done += 1
             view.score[res.winner_name][0] += 1
             view.score[res.loser_name][1] += 1
+            view.sprt = ms
             n = view.done
-        console.print(f"[{n}/{total}] {gid}: {res.black} (B) vs {res.white} (W) -> "
-                      f"{res.result} {res.winner_name} ({res.reason}; {len(res.moves)} plies, "
-                      f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
-                                                  ("no_legal_move",) else ""),
-                      highlight=False, markup=False)
+        line = (f"[{n}/{total}] {gid}: {res.black} (B) vs {res.white} (W) -> "
+                f"{res.result} {res.winner_name} ({res.reason}; {len(res.moves)} plies, "
+                f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
+                                            ("no_legal_move",) else ""))
+        if ms is not None and ms.sprt is not None:
+            line += f"; LLR {ms.llr:.2f} [{ms.sprt.lower:.2f}, {ms.sprt.upper:.2f}]"
+        console.print(line, highlight=False, markup=False)
+        if ms is not None and ms.verdict is not None and not halt.is_set():
+            halt.set()
+            console.print(f"SPRT: {ms.verdict} accepted after {ms.decided_at} games; games "
+                          "in flight are played out, no new game starts", highlight=False,
+                          markup=False)
         return rec
 
     old_term = None
@@ -430,9 +518,7 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
         while pending:
             finished, pending = cf.wait(pending, timeout=0.25)
             for f in finished:
-                rec = f.result()
-                if rec is not None:
-                    new_records.append(rec)
+                f.result()  # re-raises a game's error; records were added in play()
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
@@ -456,12 +542,29 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
     return _finish(spec, all_records, names, out, plot, console)
 
 
+def sprt_stats(spec: TournamentSpec, records: list[dict]) -> MatchStats | None:
+    """The two-engine statistics (with the SPRT when the spec has one); None for more engines."""
+    if len(spec.engines) != 2:
+        return None
+    test, base = spec.sprt_engines()
+    return match_stats(records, test, base, spec.sprt)
+
+
 def _finish(spec, records, names, out: Path, plot: bool, console: Console) -> int:
     st = compute_standings(records, names, spec.anchor, spec.anchor_elo)
-    console.print(render_summary(spec, st))
+    ms = sprt_stats(spec, records)
+    console.print(render_summary(spec, st, ms))
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "standings.txt", summary_text(spec, st))
-    write_atomic(out / "summary.json", json.dumps(summary_dict(st), indent=1, default=list))
+    if (out / "logs").is_dir():
+        pack_logs(out, [r["id"] for r in records])
+    summary = summary_dict(st)
+    summary["spec"] = {"name": spec.name, "anchor": spec.anchor, "anchor_elo": spec.anchor_elo,
+                       "engines": names, "openings": spec.openings_path,
+                       "time": spec.describe_time()}
+    if ms is not None:
+        summary["match"] = ms.to_dict()
+    write_atomic(out / "standings.txt", summary_text(spec, st, ms))
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1, default=list))
     console.print(f"results: {out / 'results.jsonl'}; table: {out / 'standings.txt'}")
     if plot:
         problem = plot_standings(spec, st, out / "standings.png")
@@ -470,3 +573,49 @@ def _finish(spec, records, names, out: Path, plot: bool, console: Console) -> in
         else:
             console.print(f"plot: {out / 'standings.png'}")
     return 0
+
+
+def report_folder(folder: str | Path, console: Console | None = None) -> None:
+    """Print a results folder's tables without its spec and without writing anything: the
+    engines, anchor and SPRT come from summary.json when it has them, else from the records
+    (engines in order of appearance, the first the anchor; no SPRT)."""
+    from .folder import read_records
+    from .spec import EngineSpec
+    from .sprt import SprtConfig
+
+    folder = Path(folder)
+    if not (folder / "results.jsonl").is_file():
+        raise TournamentError(f"{folder}: no results.jsonl (not a tournament results folder)")
+    records = read_records(folder)
+    if not records:
+        raise TournamentError(f"{folder}/results.jsonl: no finished games")
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+    except (OSError, ValueError):
+        summary = {}
+    info = summary.get("spec", {})
+    names = list(info.get("engines") or [])
+    for r in records:
+        for n in (r["black"], r["white"]):
+            if n not in names:
+                names.append(n)
+    anchor = info.get("anchor") or summary.get("anchor") or names[0]
+    sprt = None
+    match = summary.get("match") or {}
+    if match.get("sprt"):
+        c = match["sprt"]
+        sprt = SprtConfig(c["elo0"], c["elo1"], c["alpha"], c["beta"], c["model"])
+    engines = {n: EngineSpec(n, "", []) for n in names}
+    spec = TournamentSpec(name=info.get("name") or folder.name, path=str(folder),
+                          engines=engines, board_size=records[0].get("size", 9),
+                          anchor=anchor, anchor_elo=info.get("anchor_elo", 0.0), sprt=sprt,
+                          openings_path=info.get("openings"))
+    if match.get("test") in names and match.get("base") in names:
+        spec.format, spec.gauntlet = "gauntlet", match["test"]
+    st = compute_standings(records, names, anchor, spec.anchor_elo)
+    ms = sprt_stats(spec, records)
+    tcs = sorted({r.get("time_control", "") for r in records} - {""})
+    if console is None:
+        console = Console(width=None if Console().is_terminal else 140)
+    console.print(render_summary(spec, st, ms, time_text=info.get("time") or
+                                 "; ".join(tcs) or "time control not recorded"))

@@ -16,6 +16,12 @@ Example (every key but ``engines`` is optional)::
     #        none {max_move}; all take tolerance (default 0.5 s)
     startup_timeout: 120       # seconds for an engine's first reply (imports, JIT, networks)
     command_timeout: 30        # seconds for any other untimed command (play, boardsize...)
+    openings: default          # an opening suite (SGF collection): `default`/`9x9` (shipped),
+                               # or a file relative to this spec; each opening played twice,
+                               # colours swapped (games 2j and 2j+1 are a pair)
+    sprt: {elo0: 0, elo1: 50, alpha: 0.05, beta: 0.05, model: normalized}
+                               # two engines only: stop when the test is decided; `games` is
+                               # then the most games to play (sprt.py: what the fields mean)
     engines:
       random: nogobot agent random --seed {seed}   # a command line (shell-like quoting) ...
       rollout:                                     # ... or a mapping
@@ -46,12 +52,14 @@ from pathlib import Path
 import yaml
 
 from .clock import RefereeTimeControl
+from .openings import Opening, OpeningError, load_suite, resolve_suite
+from .sprt import SprtConfig, SprtError, parse_sprt
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", "jobs",
             "threads", "anchor", "anchor_elo", "time", "startup_timeout", "command_timeout",
-            "engines"}
+            "engines", "sprt", "openings"}
 TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
 TIME_KINDS = ("sudden_death", "byoyomi", "per_move", "none")  # clock.py: what each one is
 ENGINE_KEYS = {"command", "threads", "env", "cwd", "time"}
@@ -95,6 +103,28 @@ class TournamentSpec:
     time: RefereeTimeControl = field(default_factory=RefereeTimeControl)
     startup_timeout: float = 120.0
     command_timeout: float = 30.0
+    sprt: SprtConfig | None = None
+    openings_path: str | None = None  # the suite file, resolved
+    openings: list[Opening] = field(default_factory=list)
+
+    def opening_of(self, k: int) -> Opening | None:
+        """The opening of a pairing's game ``k``: games 2j and 2j+1 share opening j (cycling
+        through the suite), so each is played once with each colour."""
+        return self.openings[(k // 2) % len(self.openings)] if self.openings else None
+
+    def sprt_engines(self) -> tuple[str, str]:
+        """(tested engine, the other) of a two-engine match: a gauntlet's own engine, else the
+        first engine listed; TournamentSpec.check_sprt says why it applies only to two."""
+        names = list(self.engines)
+        test = self.gauntlet if self.format == "gauntlet" else names[0]
+        return test, next(n for n in names if n != test)
+
+    def check_sprt(self) -> None:
+        """SPRT tests one engine against one other; refuse anything else in one line."""
+        if self.sprt is not None and len(self.engines) != 2:
+            raise SpecError(f"{self.path}: sprt needs a match between two engines (a gauntlet "
+                            f"with one opponent, or a 2-engine round robin); this spec has "
+                            f"{len(self.engines)}: {', '.join(self.engines)}")
 
     def time_of(self, engine: str) -> RefereeTimeControl:
         """The clock ``engine`` plays under: its own (time odds) or the tournament's."""
@@ -268,10 +298,28 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
     if anchor not in engines:
         raise ck.error(("anchor",), f"{anchor!r} is not one of the engines "
                        f"({', '.join(engines)})")
-    return TournamentSpec(
-        name=name, path=path, engines=engines,
+    board_size = ck.number(d, "board_size", (), 9, integer=True, lo=2, hi=19)
+    sprt = None
+    if d.get("sprt") is not None:
+        ck.mapping(d["sprt"], ("sprt",), {"elo0", "elo1", "alpha", "beta", "model"})
+        try:
+            sprt = parse_sprt(d["sprt"], where="sprt")
+        except SprtError as e:
+            raise ck.error(("sprt",), str(e).removeprefix("sprt: ")) from None
+    openings_path, openings = None, []
+    if d.get("openings") is not None:
+        value = ck.string(d, "openings", (), None)
+        suite = resolve_suite(value, Path(path).parent)
+        try:
+            openings = load_suite(suite, board_size)
+        except OpeningError as e:
+            raise ck.error(("openings",), str(e)) from None
+        openings_path = str(suite)
+    spec = TournamentSpec(
+        name=name, path=path, engines=engines, sprt=sprt, openings_path=openings_path,
+        openings=openings,
         description=ck.string(d, "description", (), ""),
-        board_size=ck.number(d, "board_size", (), 9, integer=True, lo=2, hi=19),
+        board_size=board_size,
         format=fmt, gauntlet=gauntlet,
         games=ck.number(d, "games", (), 2, integer=True, lo=1),
         jobs=ck.number(d, "jobs", (), 1, integer=True, lo=1),
@@ -281,6 +329,10 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
         startup_timeout=float(ck.number(d, "startup_timeout", (), 120.0, positive=True)),
         command_timeout=float(ck.number(d, "command_timeout", (), 30.0, positive=True)),
     )
+    if sprt is not None and len(engines) != 2:
+        raise ck.error(("sprt",), f"needs a match between two engines (a gauntlet with one "
+                       f"opponent, or a 2-engine round robin), not {len(engines)}")
+    return spec
 
 
 def _time(ck: _Checker, value, keys: tuple = ("time",)) -> RefereeTimeControl:

@@ -1,0 +1,244 @@
+"""Two-engine match statistics as engine testers compute them: pentanomial counts of game pairs,
+Elo with its 95% interval, and the SPRT's log-likelihood ratio (GSPRT).
+
+Conventions (those of Fishtest's ``LLRcalc.py`` and fastchess's ``sprt.cpp``, after Michel Van
+den Bergh's notes "GSPRT approximation" and "Comments on normalized Elo"):
+
+* **Results** are counts from the tested engine's side. Per game (trinomial): ``[L, D, W]``;
+  NoGo has no draws, so D is always 0. Per pair (pentanomial, the same opening played twice with
+  colours swapped): ``[LL, LD, WL+DD, WD, WW]``, a pair scoring 0, ½, 1, 1½ or 2; in NoGo only
+  0, 1 and 2 occur, and the machinery is unchanged with LD = WD = 0.
+* **Scores** are scaled to [0, 1]: outcome i of k has value i / (k − 1), so a pair's value is
+  its mean game score. Empty cells are replaced by 1e-3 (Fishtest's regularisation), which keeps
+  the variance positive after a few games; N is the regularised count.
+* **Logistic model** (``model: logistic``; elo0/elo1 in ordinary Elo): s = 1/(1 + 10^(−Elo/400)),
+  and the generalised LLR  N·Σ p̂_i·ln(p1_i / p0_i),  with p̂ the observed distribution and p_k
+  its maximum-likelihood neighbour whose mean is s_k (``_mle_expected``), as Fishtest's
+  ``LLR_logistic`` and fastchess compute it. Its well-known approximation
+  N·(s1 − s0)·(2ŝ − s0 − s1)/(2σ̂²) (Van den Bergh, "GSPRT approximation") agrees once a few
+  dozen results are in, but after one or two pairs σ̂² is nearly 0 (only the regularisation) and
+  it would stop the test at once, so the exact form is used.
+* **Normalized model** (``model: normalized``, fastchess's default; elo0/elo1 in normalized
+  Elo, which does not depend on the draw rate or on how well pairing cancels the colour bias):
+  t = (ŝ − ½)/σ, with σ the per-game standard deviation, σ = √(2·σ̂²) for pairs (a pair's mean
+  has half a game's variance); nElo = t·800/ln 10; and the approximation of section 4.2 of the
+  normalized-Elo notes,  LLR = (games/2)·ln[(1 + (t − t0)²) / (1 + (t − t1)²)],  games = 2N for
+  pairs, t_i = nElo_i·ln 10/800. For independent games without draws nElo ≈ Elo near 0.
+* **Bounds:** the test stops with H1 (Elo ≥ elo1) when LLR ≥ ln((1 − β)/α) and with H0
+  (Elo ≤ elo0) when LLR ≤ ln(β/(1 − α)); α is the chance of accepting H1 when H0 holds (a false
+  "it is stronger"), β the chance of accepting H0 when H1 holds (a missed improvement).
+* **Elo and interval:** Elo = −400·log10(1/ŝ − 1) from the unregularised scores, 95% interval
+  from ŝ ± 1.96·σ̂/√N mapped through the same function (pairs: σ̂ of pairs, N pairs).
+
+Everything takes numpy arrays of counts on the last axis, so a simulation computes thousands of
+matches' LLR at once (tests/test_tournament_sprt.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+NELO_PER_T = 800.0 / math.log(10.0)  # normalized Elo per unit of t-value (347.4...)
+Z95 = 1.959963984540054
+EPSILON = 1e-3  # Fishtest's regularisation of empty cells
+MODELS = ("normalized", "logistic")
+
+
+class SprtError(ValueError):
+    """Bad SPRT settings; the message says which and what is allowed."""
+
+
+@dataclass(frozen=True)
+class SprtConfig:
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: str = "normalized"
+
+    def __post_init__(self):
+        if not self.elo0 < self.elo1:
+            raise SprtError(f"sprt: elo0 ({self.elo0:g}) must be less than elo1 "
+                            f"({self.elo1:g})")
+        for name in ("alpha", "beta"):
+            v = getattr(self, name)
+            if not 0 < v < 1:
+                raise SprtError(f"sprt: {name} must be between 0 and 1, not {v:g}")
+        if self.alpha + self.beta >= 1:
+            raise SprtError("sprt: alpha + beta must be less than 1")
+        if self.model not in MODELS:
+            raise SprtError(f"sprt: model must be one of {', '.join(MODELS)}, not "
+                            f"{self.model!r}")
+
+    @property
+    def lower(self) -> float:
+        return math.log(self.beta / (1 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        return math.log((1 - self.beta) / self.alpha)
+
+    def verdict(self, llr: float) -> str | None:
+        """"H1" (elo1 accepted), "H0" (elo0 accepted) or None (go on)."""
+        if llr >= self.upper:
+            return "H1"
+        if llr <= self.lower:
+            return "H0"
+        return None
+
+    def describe(self) -> str:
+        unit = "nElo" if self.model == "normalized" else "Elo"
+        return (f"SPRT {unit} [{self.elo0:g}, {self.elo1:g}], alpha {self.alpha:g}, beta "
+                f"{self.beta:g}; bounds [{self.lower:.2f}, {self.upper:.2f}]")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_sprt(items, where: str = "--sprt") -> SprtConfig:
+    """A config from ``elo0=0 elo1=50 alpha=0.05 beta=0.05 model=normalized`` (a list of
+    KEY=VALUE strings, or a mapping); SprtError with a one-line message otherwise."""
+    if isinstance(items, dict):
+        pairs = list(items.items())
+    else:
+        pairs = []
+        for item in items:
+            for word in str(item).replace(",", " ").split():
+                key, sep, value = word.partition("=")
+                if not sep:
+                    raise SprtError(f"{where}: {word!r} is not KEY=VALUE (e.g. elo0=0 elo1=50)")
+                pairs.append((key, value))
+    fields: dict = {}
+    for key, value in pairs:
+        key = str(key)
+        if key not in ("elo0", "elo1", "alpha", "beta", "model"):
+            raise SprtError(f"{where}: unknown field {key!r} (allowed: elo0, elo1, alpha, beta, "
+                            "model)")
+        if key == "model":
+            fields[key] = str(value)
+            continue
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            fields[key] = float(value)
+        except (TypeError, ValueError):
+            raise SprtError(f"{where}: {key} must be a number, not {value!r}") from None
+    for key in ("elo0", "elo1"):
+        if key not in fields:
+            raise SprtError(f"{where}: {key} is missing (e.g. elo0=0 elo1=50)")
+    try:
+        return SprtConfig(**fields)
+    except SprtError as e:
+        raise SprtError(f"{where}: {str(e).removeprefix('sprt: ')}") from None
+
+
+# -- the maths (vectorised over leading axes) ------------------------------------------------
+
+
+def _pdf(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N, values, probabilities) of regularised counts; values are i/(k-1) on the last axis."""
+    c = np.asarray(counts, dtype=float)
+    c = np.where(c == 0, EPSILON, c)
+    n = c.sum(axis=-1)
+    k = c.shape[-1]
+    values = np.arange(k) / (k - 1)
+    return n, values, c / n[..., None]
+
+
+def _mean_var(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mu = (probs * values).sum(axis=-1)
+    var = (probs * (values - mu[..., None]) ** 2).sum(axis=-1)
+    return mu, var
+
+
+def _mle_expected(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarray:
+    """The distribution on ``values`` with mean ``s`` closest (maximum likelihood) to the
+    empirical ``probs``: p_i = p̂_i / (1 + θ·(a_i − s)), θ solving Σ p̂_i (a_i − s)/(1 + θ(a_i − s))
+    = 0 (Van den Bergh, "Comments on normalized Elo", proposition 1.1). The left side falls
+    with θ on (−1/(a_max − s), −1/(a_min − s)), so bisection finds θ; vectorised."""
+    d = values - s
+    lo = np.full(probs.shape[:-1], -1.0 / d[-1])
+    hi = np.full(probs.shape[:-1], -1.0 / d[0])
+    for _ in range(60):  # the interval (width < 1/ε) shrinks 2^60-fold: below float resolution
+        mid = (lo + hi) / 2
+        f = (probs * d / (1 + mid[..., None] * d)).sum(axis=-1)
+        lo, hi = np.where(f > 0, mid, lo), np.where(f > 0, hi, mid)
+    theta = (lo + hi) / 2
+    return probs / (1 + theta[..., None] * d)
+
+
+def logistic_score(elo):
+    return 1.0 / (1.0 + 10.0 ** (-np.asarray(elo, dtype=float) / 400.0))
+
+
+def llr(counts, cfg: SprtConfig):
+    """The GSPRT log-likelihood ratio of ``counts`` ([L, D, W] per game or the 5 pentanomial
+    cells per pair, on the last axis) for H1 against H0; a float, or an array."""
+    c = np.asarray(counts, dtype=float)
+    if c.shape[-1] not in (3, 5):
+        raise ValueError("counts must be [L, D, W] or [LL, LD, WL+DD, WD, WW]")
+    n, values, probs = _pdf(c)
+    mu, var = _mean_var(values, probs)
+    if cfg.model == "logistic":
+        s0, s1 = float(logistic_score(cfg.elo0)), float(logistic_score(cfg.elo1))
+        p0, p1 = _mle_expected(values, probs, s0), _mle_expected(values, probs, s1)
+        out = n * (probs * (np.log(p1) - np.log(p0))).sum(axis=-1)
+    else:
+        paired = c.shape[-1] == 5
+        sigma = np.sqrt(2 * var) if paired else np.sqrt(var)
+        games = 2 * n if paired else n
+        t = (mu - 0.5) / sigma
+        t0, t1 = cfg.elo0 / NELO_PER_T, cfg.elo1 / NELO_PER_T
+        out = games / 2 * np.log((1 + (t - t0) ** 2) / (1 + (t - t1) ** 2))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _elo_of(score: float) -> float:
+    if score <= 0:
+        return -math.inf
+    if score >= 1:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+@dataclass
+class EloEstimate:
+    elo: float  # logistic Elo of the tested engine over the other (+-inf for a perfect score)
+    low: float  # the 95% interval
+    high: float
+    nelo: float  # normalized Elo (nan when the variance is 0)
+    score: float  # mean game score
+    n: int  # pairs or games it is computed from
+    paired: bool
+
+    def text(self) -> str:
+        def f(x: float) -> str:
+            return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:+.0f}"
+        return f"{f(self.elo)} [{f(self.low)}, {f(self.high)}]"
+
+
+def elo_estimate(counts) -> EloEstimate | None:
+    """Elo and its 95% interval from unregularised counts ([L, D, W] or pentanomial); None
+    without results."""
+    c = np.asarray(counts, dtype=float)
+    n = c.sum()
+    if n == 0:
+        return None
+    values = np.arange(len(c)) / (len(c) - 1)
+    probs = c / n
+    mu = float((probs * values).sum())
+    var = float((probs * (values - mu) ** 2).sum())
+    se = math.sqrt(var / n)
+    paired = len(c) == 5
+    sigma_game = math.sqrt(2 * var) if paired else math.sqrt(var)
+    nelo = (mu - 0.5) / sigma_game * NELO_PER_T if sigma_game > 0 else math.nan
+    return EloEstimate(elo=_elo_of(mu), low=_elo_of(mu - Z95 * se), high=_elo_of(mu + Z95 * se),
+                       nelo=nelo, score=mu, n=int(n), paired=paired)
+
+
+def json_number(x: float) -> float | None:
+    """JSON has no infinities or NaN: those become null."""
+    return None if x is None or not math.isfinite(x) else round(float(x), 4)
