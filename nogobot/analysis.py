@@ -184,7 +184,7 @@ class AnalysisEngine:
         """An idle searcher for ``size`` with a fresh tree: its own tree and buffers, the size's
         shared cache and the shared solver table."""
         from .mcts import EvalCache
-        from .player import Searcher
+        from .search import Searcher
         from .solver import Solver
 
         idle = self._idle.setdefault(size, [])
@@ -228,7 +228,7 @@ class AnalysisEngine:
         policy) is taken from the search's first batch when the root is evaluated there;
         otherwise (a cached or solved root) one extra row is asked for."""
         from .features import board_planes
-        from .player import SearchLimits
+        from .search import SearchLimits
 
         board, q = task.board, task.query
         need_root = q.ownership or q.policy
@@ -359,7 +359,7 @@ def main(build: Callable[[], AnalysisEngine], quiet: bool = False) -> int:
 def warm_up(evaluator, config=None, size: int = 9) -> None:
     """Compile (or load) numba's kernels and touch the network before the first query."""
     from .board import Board
-    from .player import SearchLimits, Searcher
+    from .search import Searcher, SearchLimits
 
     Searcher(evaluator, size, config).search(Board(size), SearchLimits(playouts=32))
 

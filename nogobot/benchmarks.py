@@ -149,7 +149,7 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     from .features import boards_planes
     from .inference import load_evaluator
     from .mcts import SearchConfig, Tree
-    from .player import SearchLimits, Searcher
+    from .search import Searcher, SearchLimits
 
     evaluator = load_evaluator(model, device=device, threads=threads)
     positions = bench_positions(size)

@@ -359,7 +359,7 @@ class _Waiting:
 
 class BatchedSearches:
     """The one driver of every search (play, self-play, analysis): search generators
-    (``player.Searcher.search_steps`` and wrappers of it) yield a batch of input planes, are
+    (``search.Searcher.search_steps`` and wrappers of it) yield a batch of input planes, are
     sent its ``Evaluation`` and return their result. ``step`` evaluates the batches that ALL
     the searches started here wait on in one network call per board size (what keeps a GPU
     busy) and sends each search its rows. A lone search is the same loop with one member.

@@ -12,8 +12,10 @@ searches says). Per game, in the output folder:
   marked with a triangle (``TR``), mistakes and blunders crossed on the stone (``MA``) and
   annotated ``BM``/``DO``, the engine's line as a variation beside each mistake, and the summary
   in the root comment. GoGui and Sabaki show all of these.
-* ``STEM.png`` (drawn by review_graph.py): Black's win rate along the game, the biggest mistakes
-  labelled, and beneath it the seconds each side spent per move when the SGF records times
+* ``STEM.png`` (drawn by the ``draw`` the caller passes: ``review_graph.plot`` for
+  ``nogobot review``; the graph imports this module, never the other way round): Black's win
+  rate along the game, the biggest mistakes labelled, and beneath it the seconds each side
+  spent per move when the SGF records times
   (``nogobot tournament`` writes them as the move comment ``1.234 s; clock 898.8s`` and as
   ``BL``/``WL``; other files' ``BL``/``WL`` time-left values are differenced).
 * ``STEM.txt`` (the summary: each side's worst moves and where the game turned) and
@@ -345,12 +347,14 @@ def _stems(paths: list[Path]) -> list[str]:
 
 
 def review_games(paths: list[Path], engine, out_dir: str | Path, *, visits: int,
-                 png: bool = True, on_position: Callable[[], None] | None = None,
+                 draw: Callable[[GameReview, Path], object] | None = None,
+                 on_position: Callable[[], None] | None = None,
                  on_game: Callable[[GameReview, str], None] | None = None,
                  log: Callable[[str], None] = lambda msg: None,
                  total_positions: Callable[[int], None] | None = None) -> list[GameReview]:
     """Review every game with ``engine`` (an ``AnalysisEngine`` reporting as black); all
-    positions of all games are searched together. Outputs are written as each game completes;
+    positions of all games are searched together. Outputs are written as each game completes,
+    the picture by ``draw(review, STEM.png)`` when given (``review_graph.plot``);
     ``on_position`` is called per answered position, ``on_game(review, summary)`` per game.
     Unreadable games are skipped with a message on ``log``."""
     from .analysis import analyse
@@ -396,7 +400,7 @@ def review_games(paths: list[Path], engine, out_dir: str | Path, *, visits: int,
                 except ValueError:
                     times = None
                 rv = build(str(path), rec, answers, visits, times)
-                write_outputs(rv, data, out_dir / stem, png=png)
+                write_outputs(rv, data, out_dir / stem, draw=draw)
                 reviews.append(rv)
                 if on_game is not None:
                     on_game(rv, summary(rv))
@@ -407,17 +411,16 @@ def review_games(paths: list[Path], engine, out_dir: str | Path, *, visits: int,
     return reviews
 
 
-def write_outputs(rv: GameReview, data: bytes, stem: Path, png: bool = True) -> None:
+def write_outputs(rv: GameReview, data: bytes, stem: Path,
+                  draw: Callable[[GameReview, Path], object] | None = None) -> None:
     def named(suffix: str) -> Path:
         return stem.parent / (stem.name + suffix)
 
     write_atomic(named(".review.sgf"), annotate(data, rv))
     write_atomic(named(".txt"), summary(rv) + "\n")
     write_atomic(named(".json"), json.dumps(asdict(rv), indent=1) + "\n")
-    if png:
-        from .review_graph import plot  # here: review_graph imports this module
-
-        plot(rv, named(".png"))
+    if draw is not None:
+        draw(rv, named(".png"))
 
 
 class ProgressBar:

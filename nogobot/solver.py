@@ -55,7 +55,7 @@ SOLVER_NODES_PER_SECOND = 280_000
 
 def solver_budget(limits) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
-    (``player.SearchLimits``): at most half a timed move's hard limit (about its plan: the
+    (``search.SearchLimits``): at most half a timed move's hard limit (about its plan: the
     solver goes first, and the search gets the rest of the move when it fails), or 50 per
     playout."""
     nodes = SOLVER_NODES

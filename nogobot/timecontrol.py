@@ -7,7 +7,7 @@ half of the game, nonsense moves when the clock ran low. Two layers:
    the position's progress (through the NoGo game-length model), and a ``TimePolicy`` (lag buffer,
    reserve, minimum per move, cap, floor on moves to plan for). Output: a ``MoveBudget`` with a
    planned time and a hard maximum (the most an unstable position may extend to).
-2. ``SearchStopper`` — the hook the search calls between batches (``player.SearchProgress``):
+2. ``SearchStopper`` — the hook the search calls between batches (``search.SearchProgress``):
    stop early once the most visited move cannot be overtaken in the planned time left (after a
    warm-up, so the playout rate is trusted); at the planned time stop if the choice is stable,
    otherwise extend up to the maximum while the most visited move is not the highest valued or
@@ -376,7 +376,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
 
 
 class SearchStopper:
-    """The search's ``should_stop`` hook for one move (see player.SearchProgress).
+    """The search's ``should_stop`` hook for one move (see search.SearchProgress).
 
     * when the budget is not bankable (per-move controls, byo-yomi periods): never stop early,
       since time saved now is lost (Leela Zero does the same);

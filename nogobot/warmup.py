@@ -242,7 +242,7 @@ def _run_rules() -> None:
 def _searcher():
     from .inference import UniformEvaluator
     from .mcts import SearchConfig
-    from .player import Searcher
+    from .search import Searcher
 
     return Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=4, max_tree_mb=4), seed=0)
 
@@ -251,7 +251,7 @@ def _run_search() -> None:
     """A tiny search: the kernels of a first move (rules, features, select, expand)."""
     from .board import Board
     from .features import boards_planes
-    from .player import SearchLimits
+    from .search import SearchLimits
 
     boards_planes([Board(9)])
     _searcher().search(Board(9), SearchLimits(playouts=32))
@@ -262,7 +262,7 @@ def _run_later() -> None:
     import numpy as np
 
     from .board import Board
-    from .player import SearchLimits
+    from .search import SearchLimits
 
     s, b = _searcher(), Board(9)
     b.play(s.search(b, SearchLimits(playouts=32)).move)

@@ -36,7 +36,7 @@ def selfplay_shards(tmp_path_factory) -> SelfPlayShards:
     import numpy as np
 
     from nogobot.inference import UniformEvaluator
-    from nogobot.player import Searcher
+    from nogobot.search import Searcher
     from nogobot.train.config import SelfPlayConfig
     from nogobot.train.selfplay import play_selfplay_game, search_config, write_shard
 

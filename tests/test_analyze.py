@@ -423,9 +423,9 @@ def test_gogui_start_up_commands_stay_light():
         serve(lambda: 1 / 0, instream=io.StringIO(cmds), outstream=out)
         assert "?" not in out.getvalue(), out.getvalue()
         print(*(m in sys.modules for m in ("numba", "nogobot.board", "onnxruntime",
-                                              "nogobot.player")))
+                                              "nogobot.player", "nogobot.search")))
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=False, cwd=ROOT)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["False"] * 4
+    assert res.stdout.split() == ["False"] * 5

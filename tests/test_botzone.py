@@ -165,7 +165,7 @@ class CentreLover(Agent):
         self.last_result = None
 
     def select_move(self, board, seconds=None):
-        from nogobot.player import ChildStats, SearchResult
+        from nogobot.search import ChildStats, SearchResult
 
         if self.with_search:
             kids = [ChildStats(40, 90, 0.1, 0.5, 0), ChildStats(30, 60, 0.0, 0.2, 0),

@@ -23,7 +23,8 @@ from nogobot.gtp import Engine, NoGoCommands, nogo_engine
 from nogobot.inference import UniformEvaluator
 from nogobot.mcts import SearchConfig
 from nogobot.modelfile import ModelError, check_model, default_model_path
-from nogobot.player import MCTSAgent, SearchLimits
+from nogobot.player import MCTSAgent
+from nogobot.search import SearchLimits
 from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
 
 

@@ -14,7 +14,7 @@ import pytest
 from nogobot.board import Board
 from nogobot.inference import UniformEvaluator
 from nogobot.mcts import SearchConfig
-from nogobot.player import Searcher, SearchLimits
+from nogobot.search import Searcher, SearchLimits
 from nogobot.playout import rollout_value
 
 

@@ -17,7 +17,8 @@ from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import BLACK, Board
 from nogobot.inference import Evaluation, UniformEvaluator
 from nogobot.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
-from nogobot.player import MCTSAgent, SearchLimits, Searcher
+from nogobot.player import MCTSAgent
+from nogobot.search import Searcher, SearchLimits
 from nogobot.solver import SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, Solver
 
 

@@ -78,7 +78,7 @@ def test_the_planted_blunder_is_found(tmp_path):
     rec, k = blunder_game()
     path = tmp_path / "game.sgf"
     sgf.save(rec, path)
-    [rv] = review.review_games([path], engine(), tmp_path / "out", visits=200, png=False)
+    [rv] = review.review_games([path], engine(), tmp_path / "out", visits=200)
     m = rv.moves[k]
     assert m.colour == rec.moves[k][0] and m.move == coords.to_gtp(rec.moves[k][1], SIZE)
     assert m.before == 1.0 and m.after == 0.0 and m.loss == 1.0 and m.label == "blunder"
@@ -100,7 +100,7 @@ def test_annotated_sgf_opens_and_replays(tmp_path):
     rec, k = blunder_game(7)
     path = tmp_path / "g.sgf"
     sgf.save(rec, path)
-    [rv] = review.review_games([path], engine(), tmp_path, visits=200, png=False)
+    [rv] = review.review_games([path], engine(), tmp_path, visits=200)
     data = (tmp_path / "g.review.sgf").read_bytes()
     back = sgf.parse(data)  # sgfmill reads it; every main-line move is checked by the rules
     assert back.moves == rec.moves and sorted(back.setup) == sorted(rec.setup)
@@ -149,7 +149,7 @@ def test_times_from_tournament_comments_and_from_bl_wl(tmp_path):
     # The review keeps the tournament's comment first, so timeplot still reads the times.
     path = tmp_path / "t.sgf"
     path.write_text(text)
-    [rv] = review.review_games([path], engine(16), tmp_path, visits=16, png=False)
+    [rv] = review.review_games([path], engine(16), tmp_path, visits=16)
     assert [m.seconds for m in rv.moves] == [1.5, 0.25, 2.0]
     from nogobot import timeplot
 
@@ -167,7 +167,8 @@ def test_png_with_and_without_times(tmp_path):
         size=rec.size, moves=rec.moves, setup=rec.setup, first_to_move=rec.first_to_move,
         result=rec.result, comments={i: f"{0.5 + i:.3f} s" for i in range(len(rec.moves))}))
     timed.write_text(text)
-    review.review_games([plain, timed], engine(64), tmp_path / "out", visits=64)
+    review.review_games([plain, timed], engine(64), tmp_path / "out", visits=64,
+                        draw=review_graph.plot)
     from matplotlib.image import imread
 
     a = imread(tmp_path / "out" / "plain.png")
@@ -194,7 +195,7 @@ def test_unreadable_games_are_skipped(tmp_path):
     good = tmp_path / "good.sgf"
     good.write_text("(;SZ[5];B[cc];W[bb])")
     said = []
-    out = review.review_games([bad, good], engine(16), tmp_path / "o", visits=16, png=False,
+    out = review.review_games([bad, good], engine(16), tmp_path / "o", visits=16,
                               log=said.append)
     assert [Path(r.path).name for r in out] == ["good.sgf"]
     assert any("skipping" in s and "bad.sgf" in s and "illegal" in s for s in said)

@@ -8,7 +8,7 @@ import numpy as np
 from nogobot.board import Board
 from nogobot.inference import BatchedSearches, UniformEvaluator, run_search
 from nogobot.mcts import EvalCache, SearchConfig
-from nogobot.player import Searcher, SearchLimits
+from nogobot.search import Searcher, SearchLimits
 from nogobot.solver import Solver
 
 CONFIG = SearchConfig(batch_size=4, max_tree_mb=4, use_solver=False)

@@ -13,7 +13,7 @@ import pytest
 
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.board import Board
-from nogobot.player import SearchLimits
+from nogobot.search import SearchLimits
 from nogobot.solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
                             SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, solver_budget)
 from nogobot.timecontrol import (NO_SOLVER, ClockState, MoveBudget, SearchStopper, SolverZones,

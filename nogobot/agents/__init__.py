@@ -3,7 +3,7 @@
 An ``Agent`` is what `nogobot gtp` and `nogobot agent NAME` wrap: given a position and an optional
 time budget it returns a flat point (a legal move for the side to move) or ``coords.RESIGN`` when
 the side to move has no legal move. Baseline agents (random, greedy, rollout, alphabeta) live in
-this package; the network player (search) lives in ``nogobot.player``.
+this package; the network player lives in ``nogobot.player`` (its search in ``nogobot.search``).
 
 An agent declares what else it can do, and the GTP layer reads only these declarations (it never
 probes an agent's attributes). Subclassing ``Agent`` gives the defaults: no pondering, no
@@ -29,13 +29,13 @@ class Agent(Protocol):
     can_ponder: bool = False
     # The network player: ``search(board, limits, hooks)``, ``searcher(size)``, ``evaluator``,
     # ``playouts``, ``config``, ``set_c_puct``, ``set_threads``; GoGui views and Sabaki analysis
-    # need it, and ``select_move`` then also takes ``hooks`` (``player.SearchHooks``).
+    # need it, and ``select_move`` then also takes ``hooks`` (``search.SearchHooks``).
     can_analyze: bool = False
     # ``select_move``'s ``seconds`` may be the time manager's ``timecontrol.MoveBudget`` (plan,
     # hard maximum, early stop); otherwise the GTP layer passes its planned seconds.
     takes_move_budget: bool = False
     solver_zones: SolverZones = NO_SOLVER  # where an endgame solver works (the time plan reads it)
-    last_result: Any = None  # the last search's ``player.SearchResult``, for agents that have one
+    last_result: Any = None  # the last search's ``search.SearchResult``, for agents that have one
     seconds: float | None = None  # the default time per move (the ``seconds`` parameter sets it)
 
     def select_move(self, board: Board, seconds: float | None = None) -> int:

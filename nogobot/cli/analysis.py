@@ -90,7 +90,8 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
         bar.print(f"reviewed {rv.path}")
 
     try:
-        reviews = review.review_games(paths, engine, out, visits=visits, png=not no_png,
+        reviews = review.review_games(paths, engine, out, visits=visits,
+                                      draw=None if no_png else review_graph.plot,
                                       on_position=bar.position, on_game=game_done,
                                       log=bar.print, total_positions=bar.set_positions)
     finally:

@@ -26,7 +26,7 @@ parameter changes.
 
 The reply texts (info lines, gfx, boards, tables) are built by the pure functions of views.py;
 what a running search shows (live graphics, info lines) is live.py's. The searches are the
-network player's own (``MCTSAgent.search`` and ``select_move`` with ``player.SearchHooks``);
+network player's own (``MCTSAgent.search`` and ``select_move`` with ``search.SearchHooks``);
 what an agent can do is what it declares (``can_analyze``). Uses of the game handler: ``board``,
 ``log``, ``ponder``, ``time_policy``, ``agent``, ``get_agent()``, ``generate(colour, play)``,
 and its ``watch`` hook, set while a genmove has something to show. Imports only the standard
@@ -232,7 +232,7 @@ class AnalyzeCommands:
 
     def _hooks(self, agent, work, analysis: tuple[str, AnalyzeRequest] | None = None,
                stop=None):
-        """``player.SearchHooks`` for a search of ``work``: GoGui graphics (when on), analysis
+        """``search.SearchHooks`` for a search of ``work``: GoGui graphics (when on), analysis
         lines (``analysis`` = (flavour, request)), stopped by ``stop``."""
         return live.search_hooks(agent.searcher(work.size), work,
                                  write_line=lambda line: self.channel.write_partial(line),
@@ -257,7 +257,7 @@ class AnalyzeCommands:
         if work.num_legal() == 0:
             return work, None
         agent = self._network_agent()
-        from ..player import SearchLimits
+        from ..search import SearchLimits
 
         seconds = self._policy().no_limit_seconds
         limits = SearchLimits(playouts=agent.playouts,
@@ -404,7 +404,7 @@ class AnalyzeCommands:
         channel = self.channel
         channel.write_partial("")
         if work.num_legal() > 0:
-            from ..player import SearchLimits
+            from ..search import SearchLimits
 
             result = self._search(agent, work, SearchLimits(visits=UNLIMITED_VISITS),
                                   analysis=(flavour, req), stop=channel.input_pending)

@@ -85,7 +85,7 @@ class NoGoCommands:
         self._ponder_stop = None
         self._ponder_thread = None
         self.channel = Channel()  # replaced by the engine's (attach_channel)
-        # (agent, board) -> player.SearchHooks for a genmove's search; set by the analysis
+        # (agent, board) -> search.SearchHooks for a genmove's search; set by the analysis
         # handler while it shows something (live graphics, genmove_analyze), else None.
         self.watch: Callable[[Any, Any], Any] | None = None
         self._new_game()
@@ -265,7 +265,7 @@ class NoGoCommands:
         network player searches with the watchers' hooks and stops on a GoGui interrupt; an
         agent that cannot plan with a budget gets its planned seconds."""
         if agent.can_analyze:
-            from ..player import SearchHooks
+            from ..search import SearchHooks
 
             hooks = self.watch(agent, work) if self.watch is not None else SearchHooks()
             hooks.stop = hooks.stop or self.channel.interrupted

@@ -1,6 +1,6 @@
 """What a GTP search shows while it runs: GoGui's live graphics (``gogui-gfx:`` blocks of
 visits, principal variation and progress) and the Sabaki/Lizzie ``info`` lines of the analysis
-commands, as the ``player.SearchHooks`` of one search (``search_hooks``).
+commands, as the ``search.SearchHooks`` of one search (``search_hooks``).
 
 The commands that start these searches, and the state they keep between commands (the
 parameters, whether GoGui is attached), are analyze.py's; the texts themselves are built by the
@@ -95,10 +95,10 @@ def gfx_progress(searcher, work, result, limits) -> str:
 def search_hooks(searcher, work, *, write_line: Callable[[str], None],
                  gfx_write: Callable[[str], None] | None, gfx_interval: float,
                  analysis: tuple[str, AnalyzeRequest] | None = None, stop=None):
-    """``player.SearchHooks`` for ``searcher``'s search of ``work``: GoGui graphics through
+    """``search.SearchHooks`` for ``searcher``'s search of ``work``: GoGui graphics through
     ``gfx_write`` every ``gfx_interval`` seconds (None: off), analysis lines through
     ``write_line`` (``analysis`` = (flavour, request)), stopped by ``stop``."""
-    from ..player import SearchHooks
+    from ..search import SearchHooks
 
     watchers = []
     if gfx_write is not None:

@@ -19,7 +19,6 @@ This model only has to be better than nothing; the self-play loop (a later issue
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -348,9 +347,3 @@ def run(settings: BootstrapSettings) -> None:
     meta = export_net(model, settings.out, training=training, strength=strength)
     print(f"wrote {settings.out} ({Path(settings.out).stat().st_size} bytes), parity "
           f"{meta['export']['parity_max_abs_diff']:.2e}", flush=True)
-
-
-if __name__ == "__main__":  # the old way in: `python -m nogobot.train.bootstrap ...`
-    from ..cli import main
-
-    main(["train", "bootstrap", *sys.argv[1:]])

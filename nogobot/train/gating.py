@@ -29,7 +29,7 @@ def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
 
     from ..benchmarks import bench_positions
     from ..inference import OnnxEvaluator
-    from ..player import SearchLimits, Searcher
+    from ..search import Searcher, SearchLimits
     from .match import match_search_config
 
     cfg = match_search_config(use_solver=False)  # the solver would time proofs, not the nets

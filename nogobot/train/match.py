@@ -39,7 +39,7 @@ class NetPlayer:
                  seed: int = 0, device: str = "cpu", threads: int = 1, name: str | None = None,
                  use_solver: bool = True):
         from ..inference import OnnxEvaluator
-        from ..player import Searcher
+        from ..search import Searcher
 
         dev = "cpu" if device == "cpu" else "auto"
         self.evaluator = OnnxEvaluator(model, device=dev, threads=threads)
@@ -50,7 +50,7 @@ class NetPlayer:
         self.name = name or str(model)
 
     def move(self, board: Board) -> int:
-        from ..player import SearchLimits
+        from ..search import SearchLimits
 
         res = self.searcher.search(board, SearchLimits(playouts=self.playouts))
         if board.ply < self.temperature_moves and res.children and \

@@ -141,7 +141,7 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
 
 def play_selfplay_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
                        name: str = "nogobot") -> GameData:
-    """One self-play game with ``searcher`` (a ``player.Searcher``); returns its shard data."""
+    """One self-play game with ``searcher`` (a ``search.Searcher``); returns its shard data."""
     from ..inference import run_search
 
     return run_search(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
@@ -151,7 +151,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
                     name: str = "nogobot"):
     """``play_selfplay_game`` as a generator: yields the planes of each network batch, expects the
     ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
-    from ..player import SearchLimits
+    from ..search import SearchLimits
 
     game = GameRecorder(size)
     board = Board(size)
@@ -269,7 +269,7 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
     ``finished(stem, game)`` is called as games end; an error in a game is raised. With
     concurrent_games = 1 this is exactly the sequential loop."""
     from ..inference import BatchedSearches
-    from ..player import Searcher
+    from ..search import Searcher
 
     slots = max(1, min(sp.concurrent_games, len(stems)))
     searchers = [Searcher(evaluator, size, search_config(sp), seed=seed + 7919 * k)

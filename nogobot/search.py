@@ -1,0 +1,402 @@
+"""The search driver: runs the batched MCTS over one board to a limit and reports it.
+
+``Searcher`` owns a search tree (with reuse across moves), the evaluation cache and the batch
+buffers, and drives ``mcts.py``'s kernels: select a batch of leaves → one network call →
+expand and back up. It stops on a playout or time limit, on a caller's ``stop`` event (GoGui
+interrupt, analysis), when the ``should_stop`` hook says so (the time manager's hook), or at once
+when the result is proven (the endgame solver, ``solver.py``, answers near the end). The network
+calls are made by ``inference.BatchedSearches``. Its callers: the GTP player (``player.py``),
+analysis, self-play, gating and the benchmarks.
+
+The search's vocabulary lives here too: ``SearchLimits`` (when to stop), ``SearchProgress``
+(what the stop hook sees), ``SearchResult`` and ``ChildStats`` (what a search found) and
+``SearchHooks`` (the watchers of one search).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import coords, mcts
+from .board import Board
+from .inference import run_search
+from .mcts import EvalCache, SearchConfig, Tree
+from .playout import rollout_scratch
+from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
+
+
+@dataclass
+class SearchLimits:
+    """When to stop: whichever comes first (None = no limit of that kind)."""
+
+    playouts: int | None = None  # new playouts in this search
+    visits: int | None = None  # root visits, counting those reused from the previous move
+    seconds: float | None = None
+
+
+@dataclass
+class ChildStats:
+    move: int
+    visits: int
+    q: float  # mean value for the side to move at the root, in [-1, 1]
+    prior: float
+    proof: int  # +1 proven win for the root's side to move by this move, -1 proven loss, 0
+
+
+@dataclass
+class SearchResult:
+    move: int
+    visits: int  # root visits after the search
+    playouts: int  # playouts done by this search
+    nn_evals: int
+    seconds: float
+    value: float  # root value for the side to move, [-1, 1]
+    reason: str  # why the search stopped
+    children: list[ChildStats] = field(default_factory=list)
+    pv: list[int] = field(default_factory=list)
+    proven: int = 0  # +1 the side to move wins with best play, -1 loses, 0 unknown
+
+    @property
+    def winrate(self) -> float:
+        return 0.5 * (self.value + 1.0)
+
+
+@dataclass
+class SearchHooks:
+    """What a watcher gives a search (the GTP layer: GoGui interrupt, live graphics, analysis
+    lines). The callbacks get the result so far and the search's ``SearchLimits``."""
+
+    stop: threading.Event | None = None  # once set, the search ends with what it has
+    on_progress: Callable[[SearchResult, SearchLimits], None] | None = None
+    progress_interval: float = 0.5  # seconds between on_progress calls
+    on_done: Callable[[SearchResult, SearchLimits], None] | None = None  # the final result
+
+
+@dataclass
+class SearchProgress:
+    """What the time manager's hook sees between batches."""
+
+    elapsed: float
+    playouts: int
+    root_visits: int
+    best_visits: int
+    second_visits: int
+    best_is_highest_q: bool
+    root_value: float  # for the side to move, [-1, 1]
+
+
+class Searcher:
+    """A reusable MCTS over one board size."""
+
+    def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
+                 seed: int | None = None, cache: EvalCache | None = None,
+                 solver: Solver | None = None):
+        """``cache`` and ``solver`` may be shared with other searchers of this board size
+        (analysis: every query's searcher; positions that recur cost no network call); by
+        default the searcher has its own (a solver only when ``config.use_solver``)."""
+        from .board import geometry
+
+        self.evaluator = evaluator
+        self.config = config or SearchConfig()
+        self.size = size
+        self.geo = geometry(size)
+        self.rng = np.random.default_rng(seed)
+        cfg = self.config
+        self.tree = Tree(cfg.max_tree_mb << 20)
+        self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
+        self.cache = cache if cache is not None else EvalCache(self.geo.area, cfg.cache_entries)
+        self.buffers = mcts.batch_buffers(cfg.batch_size, self.geo.area, self.geo.words, size)
+        self._root_hash: int | None = None
+        self._root_moves: list[tuple[int, int]] = []
+        self._noise_applied = False
+        if solver is None and cfg.use_solver:
+            solver = Solver(1 << 20)
+        self.solver = solver
+        self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
+        self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
+                               cfg.root_policy_temp, cfg.rollout_weight], np.float64)
+        self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size),
+                               max(1, cfg.rollout_count)], np.int64)
+        # Hybrid leaf evaluation: each pending leaf's rollout result, and the playouts' scratch.
+        self.leaf_rollout = np.zeros(cfg.batch_size, np.float32)
+        self.rollout_scratch = rollout_scratch(size)
+        # numba's generator is one per thread, shared by every searcher there: each batch reseeds
+        # it from this searcher's own stream, so concurrent searches (analysis, self-play) give
+        # the same results as each alone.
+        self._rollout_seed0 = self._rollout_seed = int(self.rng.integers(1 << 31))
+
+    # -- tree reuse ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget the tree: the next search starts from a fresh root (no reuse). The cache and
+        the solver's table are kept."""
+        self.tree.reset()
+        self._noise_applied = False
+        self._root_hash = None
+        self._rollout_seed = self._rollout_seed0  # a search from a fresh tree is reproducible
+
+    def _move_root(self, board: Board) -> None:
+        """Make the tree's root correspond to ``board``, keeping the subtree when possible."""
+        moves = board.moves
+        k = len(moves) - len(self._root_moves)
+        reusable = (self._root_hash is not None and 0 <= k <= 8
+                    and moves[:len(self._root_moves)] == self._root_moves)
+        if reusable and k > 0:
+            prefix = board.copy()
+            for _ in range(k):
+                prefix.undo()
+            reusable = prefix.hash == self._root_hash
+            for colour, p in moves[len(moves) - k:]:
+                if not reusable:
+                    break
+                reusable = colour == prefix.to_move and self._descend(p)
+                prefix.play(p, colour)
+        elif reusable:
+            reusable = board.hash == self._root_hash
+        if not reusable:
+            self.reset()
+        self._root_hash = board.hash
+        self._root_moves = list(moves)
+
+    def _descend(self, p: int) -> bool:
+        t = self.tree
+        kids = t.children(0)
+        hits = np.flatnonzero((kids.move == p) & (kids.node >= 0))
+        if hits.size == 0:
+            return False  # never visited: nothing to keep
+        spare = self._spare
+        if spare is None or spare.node_capacity < t.nodes or spare.edge_capacity < t.edges:
+            spare = self._spare = Tree(t.max_bytes, nodes=t.nodes, edges=t.edges)
+        spare.reset()
+        mcts.reroot(t.arrays(), spare.arrays(), int(kids.node[hits[0]]))
+        self.tree, self._spare = self._spare, t
+        self._noise_applied = False
+        return True
+
+    # -- search --------------------------------------------------------------------------------
+    def _grow_for_batch(self) -> bool:
+        """Make room for one batch: a new node per walk and every expansion it may do (the
+        room ``mcts.select_batch`` insists on). False at the memory bound."""
+        walks = len(self.buffers[0]) + 1
+        return self.tree.grow(nodes_needed=walks, edges_needed=walks * self.geo.area)
+
+    def _step(self, board: Board):
+        """One batch (a generator): select leaves, ``yield`` their planes and receive the
+        network's ``Evaluation``, expand and back up. Returns (playouts, nn evals)."""
+        # One leaf per row: its node, then its board state in ``Board.arrays()`` order (stones,
+        # group roots, next stone in the group, liberty bitsets, legal points, meta), then the
+        # network's input planes.
+        (leaves, leaf_stones, leaf_group_roots, leaf_group_next, leaf_liberties, leaf_legal,
+         leaf_meta, planes) = self.buffers
+        self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
+        if self.cfg_f[4] > 0:
+            self._rollout_seed = (self._rollout_seed * 1103515245 + 12345) & 0x7FFFFFFF
+            mcts.seed_kernels(self._rollout_seed)
+        n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
+                                    self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
+                                    self.cfg_i, leaves, leaf_stones, leaf_group_roots,
+                                    leaf_group_next, leaf_liberties, leaf_legal, leaf_meta,
+                                    planes, self.leaf_rollout, self.rollout_scratch)
+        if n > 0:
+            ev = yield planes[:n]
+            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves,
+                                   leaf_legal, leaf_meta,
+                                   np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
+                                   np.ascontiguousarray(ev.value, dtype=np.float32),
+                                   self.cfg_f[3], self.leaf_rollout, self.cfg_f[4])
+        return n + done, n
+
+    def _maybe_add_noise(self, board: Board) -> None:
+        cfg = self.config
+        t = self.tree
+        if self._noise_applied or cfg.dirichlet_weight <= 0 or t.first[0] < 0:
+            return
+        n = int(t.nchild[0])
+        if n > 0:
+            alpha = cfg.dirichlet_alpha_81 * 81 / n
+            noise = self.rng.dirichlet([alpha] * n).astype(np.float32)
+            mcts.add_root_noise(t.arrays(), noise, cfg.dirichlet_weight)
+        self._noise_applied = True
+
+    def search(self, board: Board, limits: SearchLimits,
+               stop: threading.Event | None = None,
+               should_stop: Callable[[SearchProgress], str | None] | None = None,
+               on_progress: Callable[[SearchResult], None] | None = None,
+               progress_interval: float = 0.5) -> SearchResult:
+        """Search ``board`` (to move: board.to_move) until a limit, the stop event, the hook, or
+        a proof ends it."""
+        return run_search(self.evaluator, self.search_steps(board, limits, stop, should_stop,
+                                                            on_progress, progress_interval))
+
+    def search_steps(self, board: Board, limits: SearchLimits,
+                     stop: threading.Event | None = None,
+                     should_stop: Callable[[SearchProgress], str | None] | None = None,
+                     on_progress: Callable[[SearchResult], None] | None = None,
+                     progress_interval: float = 0.5):
+        """``search`` as a generator that does not call the network itself: it yields each
+        batch of input planes and expects the ``Evaluation`` to be sent back; it returns the
+        ``SearchResult``. Self-play drives many of these at once so that one network call
+        serves the leaves of many games (``inference.BatchedSearches``)."""
+        if board.size != self.size:
+            raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
+        t0 = time.perf_counter()
+        self._move_root(board)
+        empties = board.geo.area - board.ply
+        self.cfg_f[4] = self.config.rollout_weight_at(empties, board.geo.area)
+        if board.num_legal() == 0:
+            return self._result(board, 0, 0, 0.0, "no legal move")
+        if board.num_legal() == 1 and limits.playouts is None and limits.visits is None:
+            # Forced: no thinking needed (a playout limit asks for search, e.g. analysis/tests).
+            return self._result(board, 0, 0, time.perf_counter() - t0, "only move")
+        playouts = evals = 0
+        reason = "limit"
+        next_report = t0 + progress_interval
+        self._solved = {}
+        if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
+            budget = solver_budget(limits)
+            solved = self.solver.solve(board, budget, self._root_visits(board))
+            self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
+            if solved.result == LOSS and self.config.resist:
+                # Every move loses: play the one an imperfect opponent is likeliest to answer
+                # wrongly, with what is left of the solver's budget (the clock is otherwise
+                # idle from here; against rave a proven loss turned once in 21 games).
+                chance = self.solver.resist(board, solved.move_nodes, budget - solved.nodes)
+                if chance is not None:
+                    solved.move = chance[0]
+            if solved.result != 0:
+                return self._solver_result(board, solved, time.perf_counter() - t0)
+        t = self.tree
+        while True:
+            did, nn = yield from self._step(board)
+            t = self.tree
+            playouts += did
+            evals += nn
+            self._maybe_add_noise(board)
+            if self._solved:
+                self._mark_solved()
+            now = time.perf_counter()
+            elapsed = now - t0
+            if t.proof[0] != 0:
+                reason = "proven " + ("win" if t.proof[0] > 0 else "loss")
+                break
+            if limits.playouts is not None and playouts >= limits.playouts:
+                reason = "playouts"
+                break
+            if limits.visits is not None and t.N[0] >= limits.visits:
+                reason = "visits"
+                break
+            if limits.seconds is not None and elapsed >= limits.seconds:
+                reason = "time"
+                break
+            if stop is not None and stop.is_set():
+                reason = "interrupted"
+                break
+            if t.info[mcts.I_FULL] and not self._grow_for_batch():
+                # At the memory bound more playouts could not expand anything: bank the time.
+                reason = "tree full"
+                break
+            if should_stop is not None:
+                why = should_stop(self._progress(elapsed, playouts))
+                if why:
+                    reason = why
+                    break
+            if on_progress is not None and now >= next_report:
+                on_progress(self._result(board, playouts, evals, elapsed, "running"))
+                next_report = now + progress_interval
+        return self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+
+    def _root_visits(self, board: Board) -> np.ndarray | None:
+        """The reused tree's visit counts of the root's moves, for the solver to try the
+        likeliest moves first; None when the tree has too few to say (the solver's own order
+        is better then)."""
+        t = self.tree
+        kids = t.children(0)
+        if len(kids) == 0 or int(kids.N.sum()) < 100:
+            return None
+        visits = np.zeros(board.geo.area, np.float64)
+        visits[kids.move] = kids.N
+        return visits
+
+    def _mark_solved(self) -> None:
+        """Let the solver's per-move results flow into the tree (MCTS-solver proofs)."""
+        t = self.tree
+        for k, m in enumerate(t.children(0).move):
+            r = self._solved.get(int(m))
+            if r is not None:
+                c = t.child_node(0, k)
+                if c >= 0:
+                    t.proof[c] = -r  # a child's proof is for ITS side to move
+        self._solved = {}
+
+    def _solver_result(self, board: Board, solved, seconds: float) -> SearchResult:
+        value = 1.0 if solved.result == WIN else -1.0
+        children = [ChildStats(m, 0, float(r), 0.0, r) for m, r in solved.move_results.items()]
+        reason = "solver: " + ("win" if solved.result == WIN else "loss") + \
+                 f" ({solved.nodes:,} nodes)"
+        self.reset()  # the tree no longer matches the play; rebuild from here
+        return SearchResult(solved.move, 0, 0, 0, seconds, value, reason, children,
+                            [solved.move], solved.result)
+
+    def _progress(self, elapsed: float, playouts: int) -> SearchProgress:
+        t = self.tree
+        kids = t.children(0)
+        n = len(kids)
+        visits = kids.N
+        order = np.argsort(-visits)
+        best = int(order[0]) if n else 0
+        second = int(visits[order[1]]) if n > 1 else 0
+        q = np.where(visits > 0, kids.W / np.maximum(visits, 1), -2.0)
+        root_value = -float(t.W[0]) / t.N[0] if t.N[0] else 0.0
+        return SearchProgress(elapsed, playouts, int(t.N[0]), int(visits[best]) if n else 0,
+                              second, bool(n == 0 or int(np.argmax(q)) == best), root_value)
+
+    # -- results -------------------------------------------------------------------------------
+    def children(self) -> list[ChildStats]:
+        kids = self.tree.children(0)
+        out = []
+        for k in range(len(kids)):
+            visits = int(kids.N[k])
+            q = float(kids.W[k]) / visits if visits else float("nan")
+            out.append(ChildStats(int(kids.move[k]), visits, q, float(kids.prior[k]),
+                                  -int(kids.proof[k])))
+        return out
+
+    def principal_variation(self, max_len: int = 20) -> list[int]:
+        return mcts.principal_variation(self.tree, 0, max_len)
+
+    def _choose(self, board: Board, children: list[ChildStats], temperature: float) -> int:
+        if not children:
+            moves = board.legal_moves()
+            return int(moves[0]) if moves.size else coords.RESIGN
+        wins = [c for c in children if c.proof == 1]
+        if wins:
+            return wins[0].move
+        alive = [c for c in children if c.proof != -1] or children
+        visits = np.array([c.visits for c in alive], np.float64)
+        if temperature > 0 and visits.sum() > 0:
+            w = visits ** (1.0 / temperature)
+            return alive[int(self.rng.choice(len(alive), p=w / w.sum()))].move
+        best = max(alive, key=lambda c: (c.visits, c.prior))
+        return best.move
+
+    def _result(self, board: Board, playouts: int, evals: int, seconds: float, reason: str,
+                temperature: float = 0.0) -> SearchResult:
+        t = self.tree
+        if board.num_legal() == 0:
+            return SearchResult(coords.RESIGN, 0, playouts, evals, seconds, -1.0, reason, proven=-1)
+        children = self.children()
+        if board.num_legal() == 1 and not children:
+            move = int(board.legal_moves()[0])
+        else:
+            move = self._choose(board, children, temperature)
+        value = -float(t.W[0]) / t.N[0] if t.N[0] else 0.0
+        return SearchResult(move, int(t.N[0]), playouts, evals, seconds, value, reason,
+                            children, self.principal_variation(), int(t.proof[0]))
+
+    def pick(self, board: Board, result: SearchResult, temperature: float) -> int:
+        """Re-pick a move from the current tree with a visit temperature (self-play)."""
+        return self._choose(board, self.children(), temperature)
