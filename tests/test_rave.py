@@ -198,3 +198,37 @@ def test_gtp_genmove_through_the_client():
         assert board.is_legal(coords.from_gtp(answer, 7))
     finally:
         gtp.close()
+
+
+def test_the_endgame_solver_plays_proven_wins():
+    """Within the solver's zone rave answers from the exact solver: whenever the position is
+    win the solver proves within the agent's node budget (two nodes a simulation), its move
+    wins: the position after it is proven lost for the opponent."""
+    from nogobot.solver import LOSS, WIN, solve
+
+    checked = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        board = Board(7)  # 49 points: 12-20 empty, small enough to solve outright
+        while int((board.stones == 0).sum()) > 12 + seed % 9 and board.num_legal() > 0:
+            board.play(int(rng.choice(board.legal_moves())))
+        if board.num_legal() < 2 or solve(board, 50_000).result != WIN:
+            continue
+        agent = RaveAgent(playouts=50_000, seed=seed, warmup=False)  # 100,000 solver nodes
+        move = agent.select_move(board)
+        assert agent.last_result.reason in ("solver", "win-at-once")
+        after = board.copy()
+        after.play(int(move))
+        assert after.num_legal() == 0 or solve(after, 2_000_000).result == LOSS
+        checked += 1
+    assert checked >= 10
+
+
+def test_without_the_solver_rave_searches_to_the_end():
+    board = _random_position(7, 4)
+    while int((board.stones == 0).sum()) > 20 and board.num_legal() > 0:
+        board.play(int(board.legal_moves()[0]))
+    agent = RaveAgent(playouts=500, seed=1, warmup=False, solver=False)
+    assert agent.solver_zones.exact == 0
+    agent.select_move(board)
+    assert agent.last_result.reason != "solver"

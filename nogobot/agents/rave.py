@@ -10,6 +10,12 @@ priors from the rollout policy's local score), finishes the game with
 wins and losses. A proven win is played, a proven root stops the search, and a move that wins at
 once is played without search.
 
+Endgame. From ``solver.SOLVER_MAX_EMPTY`` empty points each move first asks the exact solver
+(``solver.Solver``, the network engine's, its table kept between moves) with half the move's
+maximum time: a proven win is played, a proven loss answered with ``Solver.resist``'s move, and
+otherwise the search runs in the time left, never choosing a root move the solver proved lost.
+``solver_zones`` tells the time manager, so no time is kept for the moves the solver answers.
+
 Tree. A struct of arrays (``_Tree``) grown in place by ``rave_batch`` in batches, so Python can
 watch the clock (as in ``rollout.py``). The subtree of the moves played since the last search is
 kept (copied to the front of fresh arrays) and the next search goes on from its statistics.
@@ -34,6 +40,9 @@ import numpy as np
 from .. import coords
 from ..board import Board
 from ..playout import rollout_scratch
+from ..solver import (LOSS, SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
+                      SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, UNKNOWN, WIN, Solver)
+from ..timecontrol import NO_SOLVER, SolverZones
 from .base import SearchAgent
 from .rave_kernels import compact_subtree, rave_batch, winning_move
 
@@ -46,6 +55,9 @@ PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
 MAX_NODES = 3_000_000  # tree nodes over all threads (about 28 bytes each)
 DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
+# Solver nodes per simulation when a move is limited by simulations alone: about half the
+# move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
+SOLVER_NODES_PER_SIM = 2
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
@@ -168,7 +180,7 @@ class RaveAgent(SearchAgent):
                  seed: int | None = None, threads: int = 1, log=None, warmup: bool = True,
                  c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
                  expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
-                 policy: dict | None = None):
+                 policy: dict | None = None, solver: bool = True):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -182,6 +194,9 @@ class RaveAgent(SearchAgent):
         self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
                                 PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
         self._trees: list[_Tree] = []
+        # The exact endgame solver (``solver.Solver``), tried before the search from
+        # SOLVER_MAX_EMPTY empty points; its table is kept from move to move.
+        self._solver = Solver(1 << 20) if solver else None
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:
@@ -193,6 +208,19 @@ class RaveAgent(SearchAgent):
             board.play(int(tiny.select_move(board)))
             board.play(int(board.legal_moves()[0]))
             tiny.select_move(board)
+            if self._solver is not None:
+                # The solver's kernels too (5×5: 23 empty points, inside its zone).
+                tiny._solver = Solver(1 << 10)
+                tiny.select_move(board)
+
+    @property
+    def solver_zones(self) -> SolverZones:
+        """Where the endgame solver works (the time plan does not keep time for the moves it
+        answers): the engine's zones, as both use the same solver."""
+        if self._solver is None:
+            return NO_SOLVER
+        return SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
+                           tries=SOLVER_MAX_EMPTY)
 
     # -- the GTP contract ---------------------------------------------------------------------
     def select_move(self, board: Board, seconds=None) -> int:
@@ -214,7 +242,46 @@ class RaveAgent(SearchAgent):
                                            "only-move", 0, 0))
             return int(legal[0])
         planned, maximum = self._limits(seconds)
-        return self._search(board, planned, maximum, None, t0).move
+        avoid: set[int] = set()
+        empty = int((board.stones == 0).sum())
+        if self._solver is not None and empty <= SOLVER_MAX_EMPTY:
+            solved = self._solve(board, maximum)
+            if solved.result != UNKNOWN:
+                result = RaveResult(solved.move, 0, time.perf_counter() - t0,
+                                    1.0 if solved.result == WIN else 0.0, "solver", 0,
+                                    solved.nodes)
+                self._finish(board, result)
+                return solved.move
+            avoid = {m for m, r in solved.move_results.items() if r == LOSS}
+        return self._search(board, planned, maximum, None, t0, avoid=avoid).move
+
+    def _solve(self, board: Board, maximum: float | None):
+        """The solver's verdict on ``board`` within half the move's maximum (or
+        ``SOLVER_NODES_PER_SIM`` nodes a simulation): a winning move, or in a lost position the
+        move an imperfect opponent is likeliest to answer wrongly (``Solver.resist``)."""
+        nodes = SOLVER_NODES
+        if maximum is not None:
+            nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.5 * maximum))
+        if self.playouts is not None:
+            nodes = min(nodes, SOLVER_NODES_PER_SIM * self.playouts)
+        nodes = max(nodes, 100)
+        solved = self._solver.solve(board, nodes, self._root_priors(board))
+        if solved.result == LOSS and nodes > solved.nodes:
+            chance = self._solver.resist(board, solved.move_nodes, nodes - solved.nodes)
+            if chance is not None:
+                solved.move = chance[0]
+        return solved
+
+    def _root_priors(self, board: Board) -> np.ndarray | None:
+        """The reused tree's root visits per point, for the solver to try the likeliest moves
+        first; None when the tree has nothing to say (the solver orders by itself)."""
+        trees = self._trees_for(board.size)
+        if sum(t.set_root(board) for t in trees) < 1000:
+            return None
+        moves, visits = self._root_statistics(trees)[:2]
+        priors = np.zeros(board.geo.area)
+        priors[moves.astype(np.int64)] = visits
+        return priors
 
     def ponder(self, board: Board, stop: threading.Event, max_seconds: float = 600.0) -> None:
         """Think on the opponent's time (``board``: the opponent to move) until ``stop`` is set;
@@ -249,7 +316,10 @@ class RaveAgent(SearchAgent):
         return self._trees
 
     def _search(self, board: Board, planned: float | None, maximum: float | None,
-                stop: threading.Event | None, t0: float, ponder: bool = False) -> RaveResult:
+                stop: threading.Event | None, t0: float, ponder: bool = False,
+                avoid: set[int] = frozenset()) -> RaveResult:
+        """Search from ``board``; ``avoid``: root moves the solver proved lost (never chosen
+        while another move is left)."""
         trees = self._trees_for(board.size)
         reused = sum(t.set_root(board) for t in trees)
         seeds = [int(s) for s in self._rng.integers(1 << 31, size=len(trees))]
@@ -300,13 +370,13 @@ class RaveAgent(SearchAgent):
             # At the planned time: go on (up to the hard maximum) while the most visited move
             # is not the best valued one: the choice is not settled yet.
             now = time.perf_counter()
-            best, by_value = self._choice(trees)[1:3]
+            best, by_value = self._choice(trees, avoid)[1:3]
             if best == by_value or hard is None or now >= hard - 0.01:
                 reason[0] = "planned" if hard is None or now < hard - 0.01 else "time"
                 break
             deadline[0] = min(hard, now + max(0.1 * (hard - t0), 0.05))
             reason[0] = "planned"
-        move, best, _, winrate = self._choice(trees)
+        move, best, _, winrate = self._choice(trees, avoid)
         result = RaveResult(move, sum(counts), time.perf_counter() - t0, winrate, reason[0],
                             reused, int(sum(t.n_nodes[0] for t in trees)))
         if not ponder:
@@ -340,11 +410,14 @@ class RaveAgent(SearchAgent):
         return moves, visits, wins, proven_win, proven_loss
 
     @classmethod
-    def _choice(cls, trees: list[_Tree]) -> tuple[int, int, int, float]:
+    def _choice(cls, trees: list[_Tree], avoid: set[int] = frozenset()
+                ) -> tuple[int, int, int, float]:
         """(move, index of the most visited, index of the best valued, win rate of the move):
-        visits summed over the trees; a proven win is played, proven losses only if nothing
-        else is left."""
+        visits summed over the trees; a proven win is played, proven losses (the tree's and
+        ``avoid``) only if nothing else is left."""
         moves, visits, wins, proven_win, proven_loss = cls._root_statistics(trees)
+        if avoid:
+            proven_loss = proven_loss | np.isin(moves, np.fromiter(avoid, np.int64))
         if len(moves) == 0:
             raise RuntimeError("rave: the root was never expanded")
         rate = np.where(visits > 0, wins / np.maximum(visits, 1), 0.0)

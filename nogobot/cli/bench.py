@@ -31,12 +31,19 @@ def bench_rules(size: int, seconds: float, repeats: int) -> None:
 @size_option()
 @click.option("--seconds", default=2.0, show_default=True, help="Time per measurement.")
 @click.option("--repeats", default=5, show_default=True, help="Measurements; the median is shown.")
-def bench_rave_cmd(size: int, seconds: float, repeats: int) -> None:
-    """rave's simulations/s at the empty board (one core) beside rollout's random UCT playouts/s
-    and the bare policy rollouts/s, and the 50,000 target."""
+@click.option("--game-seconds", default=0.4, show_default=True,
+              help="Seconds a move in the self-play games that measure the rate in play.")
+@click.option("--games", default=1, show_default=True,
+              help="Self-play games measured in play; the median is shown.")
+def bench_rave_cmd(size: int, seconds: float, repeats: int, game_seconds: float,
+                   games: int) -> None:
+    """rave's simulations/s in play (whole self-play games) and at the empty board (one core),
+    beside rollout's random UCT playouts/s and the bare policy rollouts/s, and the targets
+    (80,000 in play, 50,000 at the empty board)."""
     from ..benchmarks import bench_rave
 
-    bench_rave(size=size, seconds=seconds, repeats=repeats)
+    bench_rave(size=size, seconds=seconds, repeats=repeats, game_seconds=game_seconds,
+               games=games)
 
 
 @bench.command("search")

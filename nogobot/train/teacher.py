@@ -91,7 +91,8 @@ def play_teacher_game(agent: RaveAgent, size: int, rng: np.random.Generator,
 
 def run_teacher_job(job: TeacherJob, progress=None) -> int:
     """Play one game per stem whose .npz is missing; returns the games written."""
-    agent = RaveAgent(playouts=job.simulations, seed=job.seed)
+    # No endgame solver: its answers carry no search, and the targets are the search's.
+    agent = RaveAgent(playouts=job.simulations, seed=job.seed, solver=False)
     rng = np.random.default_rng(job.seed)
     written = 0
     for stem in map(Path, job.stems):
