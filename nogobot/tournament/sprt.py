@@ -1,5 +1,5 @@
 """Two-engine match statistics as engine testers compute them: pentanomial counts of game pairs,
-Elo with its 95% interval, and the SPRT's log-likelihood ratio (GSPRT).
+Elo with its 95% interval, and the SPRT's log-likelihood ratio (generalised SPRT).
 
 Conventions (those of Fishtest's ``LLRcalc.py`` and fastchess's ``sprt.cpp``, after Michel Van
 den Bergh's notes "GSPRT approximation" and "Comments on normalized Elo"):
@@ -11,19 +11,21 @@ den Bergh's notes "GSPRT approximation" and "Comments on normalized Elo"):
 * **Scores** are scaled to [0, 1]: outcome i of k has value i / (k − 1), so a pair's value is
   its mean game score. Empty cells are replaced by 1e-3 (Fishtest's regularisation), which keeps
   the variance positive after a few games; N is the regularised count.
-* **Logistic model** (``model: logistic``; elo0/elo1 in ordinary Elo): s = 1/(1 + 10^(−Elo/400)),
-  and the generalised LLR  N·Σ p̂_i·ln(p1_i / p0_i),  with p̂ the observed distribution and p_k
-  its maximum-likelihood neighbour whose mean is s_k (``_mle_expected``), as Fishtest's
-  ``LLR_logistic`` and fastchess compute it. Its well-known approximation
-  N·(s1 − s0)·(2ŝ − s0 − s1)/(2σ̂²) (Van den Bergh, "GSPRT approximation") agrees once a few
-  dozen results are in, but after one or two pairs σ̂² is nearly 0 (only the regularisation) and
-  it would stop the test at once, so the exact form is used.
+* **Logistic model** (``model: logistic``; elo0/elo1 in ordinary Elo): the statistic is the
+  mean score, s = 1/(1 + 10^(−Elo/400)) under each hypothesis.
 * **Normalized model** (``model: normalized``, fastchess's default; elo0/elo1 in normalized
   Elo, which does not depend on the draw rate or on how well pairing cancels the colour bias):
-  t = (ŝ − ½)/σ, with σ the per-game standard deviation, σ = √(2·σ̂²) for pairs (a pair's mean
-  has half a game's variance); nElo = t·800/ln 10; and the approximation of section 4.2 of the
-  normalized-Elo notes,  LLR = (games/2)·ln[(1 + (t − t0)²) / (1 + (t − t1)²)],  games = 2N for
-  pairs, t_i = nElo_i·ln 10/800. For independent games without draws nElo ≈ Elo near 0.
+  the statistic is the t-value t = (μ − ½)/σ, nElo = t·800/ln 10 with σ a game's standard
+  deviation; a pair's mean has half a game's variance, so a pair's t is √2 times as large.
+  For independent games without draws nElo ≈ Elo near 0.
+* **LLR** (``llr``): the generalised log-likelihood ratio N·Σ p̂_i·ln(p1_i/p0_i), p̂ the
+  observed distribution and p_k the distribution closest to it (maximum likelihood) whose
+  statistic has H_k's value: for a mean, proposition 1.1 of the normalized-Elo notes; for a
+  t-value, its section 4.1 (a fixed-point iteration). This is what fastchess and Fishtest
+  compute. The closed forms (``llr_approx``: N·(s1 − s0)(2ŝ − s0 − s1)/(2σ̂²), and
+  (games/2)·ln[(1 + (t̂ − t0)²)/(1 + (t̂ − t1)²)]) agree with it for mixed results but fail on
+  lopsided ones: after one or two pairs, or when one engine wins every pair, σ̂² is only the
+  regularisation and the first would stop a test at once while the second would hardly move.
 * **Bounds:** the test stops with H1 (Elo ≥ elo1) when LLR ≥ ln((1 − β)/α) and with H0
   (Elo ≤ elo0) when LLR ≤ ln(β/(1 − α)); α is the chance of accepting H1 when H0 holds (a false
   "it is stronger"), β the chance of accepting H0 when H1 holds (a missed improvement).
@@ -154,43 +156,92 @@ def _mean_var(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.nda
     return mu, var
 
 
-def _mle_expected(values: np.ndarray, probs: np.ndarray, s: float) -> np.ndarray:
-    """The distribution on ``values`` with mean ``s`` closest (maximum likelihood) to the
-    empirical ``probs``: p_i = p̂_i / (1 + θ·(a_i − s)), θ solving Σ p̂_i (a_i − s)/(1 + θ(a_i − s))
-    = 0 (Van den Bergh, "Comments on normalized Elo", proposition 1.1). The left side falls
-    with θ on (−1/(a_max − s), −1/(a_min − s)), so bisection finds θ; vectorised."""
-    d = values - s
-    lo = np.full(probs.shape[:-1], -1.0 / d[-1])
-    hi = np.full(probs.shape[:-1], -1.0 / d[0])
-    for _ in range(60):  # the interval (width < 1/ε) shrinks 2^60-fold: below float resolution
+def _secular(phat: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """θ with Σ p̂_i·φ_i/(1 + θ·φ_i) = 0. The sum falls with θ on (−1/max φ, −1/min φ) (where
+    every 1 + θφ_i > 0), so bisection finds it; vectorised over the leading axes."""
+    lo = -1.0 / phi.max(axis=-1)
+    hi = -1.0 / phi.min(axis=-1)
+    for _ in range(45):  # the bracket (width < 1/ε) narrows 2^45-fold: θ to ~1e-10
         mid = (lo + hi) / 2
-        f = (probs * d / (1 + mid[..., None] * d)).sum(axis=-1)
+        f = (phat * phi / (1 + mid[..., None] * phi)).sum(axis=-1)
         lo, hi = np.where(f > 0, mid, lo), np.where(f > 0, hi, mid)
-    theta = (lo + hi) / 2
-    return probs / (1 + theta[..., None] * d)
+    return (lo + hi) / 2
+
+
+def _mle_expected(values: np.ndarray, phat: np.ndarray, s: float) -> np.ndarray:
+    """The distribution on ``values`` with mean ``s`` most likely to give the empirical
+    ``phat``: p_i = p̂_i / (1 + θ·(a_i − s)) (Van den Bergh, "Comments on normalized Elo",
+    proposition 1.1)."""
+    d = np.broadcast_to(values - s, phat.shape)
+    return phat / (1 + _secular(phat, d)[..., None] * d)
+
+
+def _mle_t_value(values: np.ndarray, phat: np.ndarray, t: float, rounds: int = 10
+                 ) -> np.ndarray:
+    """The distribution with t-value (μ − ½)/σ = ``t`` most likely to give ``phat``: the
+    fixed-point iteration of section 4.1 of the same notes, from the uniform distribution,
+    φ_i = a_i − ½ − t·σ·(1 + ((a_i − μ)/σ)²)/2 with μ, σ of the previous iterate (10 rounds,
+    as Fishtest; the change after that is far below what a verdict can notice)."""
+    p = np.full(phat.shape, 1.0 / phat.shape[-1])
+    for _ in range(rounds):
+        mu, var = _mean_var(values, p)
+        sigma = np.sqrt(var)[..., None]
+        phi = values - 0.5 - t * sigma * (1 + ((values - mu[..., None]) / sigma) ** 2) / 2
+        p = phat / (1 + _secular(phat, phi)[..., None] * phi)
+    return p
 
 
 def logistic_score(elo):
     return 1.0 / (1.0 + 10.0 ** (-np.asarray(elo, dtype=float) / 400.0))
 
 
-def llr(counts, cfg: SprtConfig):
-    """The GSPRT log-likelihood ratio of ``counts`` ([L, D, W] per game or the 5 pentanomial
-    cells per pair, on the last axis) for H1 against H0; a float, or an array."""
+def _targets(cfg: SprtConfig, k: int) -> tuple[float, float]:
+    """H0's and H1's value of the statistic: scores (logistic) or t-values (normalized; a
+    pair's t is √2 times a game's, as its mean has half the variance)."""
+    if cfg.model == "logistic":
+        return float(logistic_score(cfg.elo0)), float(logistic_score(cfg.elo1))
+    scale = math.sqrt(2.0) if k == 5 else 1.0
+    return scale * cfg.elo0 / NELO_PER_T, scale * cfg.elo1 / NELO_PER_T
+
+
+def _check(counts) -> np.ndarray:
     c = np.asarray(counts, dtype=float)
     if c.shape[-1] not in (3, 5):
         raise ValueError("counts must be [L, D, W] or [LL, LD, WL+DD, WD, WW]")
-    n, values, probs = _pdf(c)
-    mu, var = _mean_var(values, probs)
+    return c
+
+
+def llr(counts, cfg: SprtConfig):
+    """The generalised log-likelihood ratio of ``counts`` ([L, D, W] per game or the 5
+    pentanomial cells per pair, on the last axis) for H1 against H0: N·Σ p̂·ln(p1/p0), p0 and p1
+    the maximum-likelihood distributions under H0 and H1 (what fastchess and Fishtest compute);
+    a float, or an array."""
+    c = _check(counts)
+    n, values, phat = _pdf(c)
+    x0, x1 = _targets(cfg, c.shape[-1])
     if cfg.model == "logistic":
-        s0, s1 = float(logistic_score(cfg.elo0)), float(logistic_score(cfg.elo1))
-        p0, p1 = _mle_expected(values, probs, s0), _mle_expected(values, probs, s1)
-        out = n * (probs * (np.log(p1) - np.log(p0))).sum(axis=-1)
+        p0, p1 = _mle_expected(values, phat, x0), _mle_expected(values, phat, x1)
+    else:
+        p0, p1 = _mle_t_value(values, phat, x0), _mle_t_value(values, phat, x1)
+    out = n * (phat * (np.log(p1) - np.log(p0))).sum(axis=-1)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def llr_approx(counts, cfg: SprtConfig):
+    """The closed-form GSPRT approximations, from the sample mean and variance alone (Fishtest's
+    ``LLR_alt2`` for the logistic model, ``LLR_normalized_alt`` for the normalized one). They
+    agree with ``llr`` once the results are mixed, but not for lopsided ones (see the module
+    docstring), so they serve as a cross-check."""
+    c = _check(counts)
+    n, values, phat = _pdf(c)
+    mu, var = _mean_var(values, phat)
+    if cfg.model == "logistic":
+        x0, x1 = _targets(cfg, c.shape[-1])
+        out = n * (x1 - x0) * (2 * mu - x0 - x1) / (2 * var)
     else:
         paired = c.shape[-1] == 5
-        sigma = np.sqrt(2 * var) if paired else np.sqrt(var)
+        t = (mu - 0.5) / np.sqrt(2 * var if paired else var)  # per game
         games = 2 * n if paired else n
-        t = (mu - 0.5) / sigma
         t0, t1 = cfg.elo0 / NELO_PER_T, cfg.elo1 / NELO_PER_T
         out = games / 2 * np.log((1 + (t - t0) ** 2) / (1 + (t - t1) ** 2))
     return float(out) if np.ndim(out) == 0 else out
