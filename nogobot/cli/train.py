@@ -187,6 +187,53 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
                f"{state['generations']} generations")
 
 
+@train_group.command("calibration")
+@click.argument("records", nargs=-1, required=True, type=click.Path(exists=True),
+                metavar="RECORDS...")
+@model_option()
+@size_option(help="Board size measured (games of other sizes are skipped).")
+@click.option("--bands", default=None, metavar="B1,B2,...",
+              help="Lower bounds of the phases' empty-point bands [default on 9x9: 61,41,29, "
+                   "i.e. 81-61, 60-41, 40-29, 28-0; scaled to the area on other sizes].")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="onnxruntime threads.")
+@click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1),
+              help="Positions per network call.")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False),
+              help="Write the numbers (bins, scores, fitted temperatures) to this JSON file.")
+@click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
+              help="Draw reliability curves per phase to this PNG (needs matplotlib).")
+def train_calibration_cmd(records, model, size, bands, threads, batch, json_out,
+                          plot_out) -> None:
+    """Measure the value head's calibration: its predicted win probability against who won,
+    by game phase, over game RECORDS (.npz shards, SGF files or collections, or folders)."""
+    from rich.console import Console
+
+    from ..inference import ModelError
+    from ..train.calibration import CalibrationError, measure, plot, render, write_json
+
+    path = resolve_model(model)
+    band_list = None
+    if bands:
+        try:
+            band_list = [int(b) for b in bands.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"{bands!r}: give integers, e.g. 61,41,29",
+                                     param_hint="--bands") from None
+    try:
+        result = measure(path, records, size=size, bands=band_list, threads=threads,
+                         batch=batch)
+    except (CalibrationError, ModelError) as e:
+        raise click.ClickException(str(e)) from None
+    render(result, Console())
+    if json_out:
+        write_json(result, json_out)
+        click.echo(f"wrote {json_out}")
+    if plot_out:
+        problem = plot(result, plot_out)
+        click.echo(f"warning: {problem}" if problem else f"wrote {plot_out}", err=bool(problem))
+
+
 @click.command("selfplay")
 @model_option()
 @click.option("--games", required=True, type=click.IntRange(min=1), help="Games to play.")

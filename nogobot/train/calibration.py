@@ -1,0 +1,464 @@
+"""Value calibration: how well the value head's win probability matches who actually won.
+
+This module owns the measurement behind ``nogobot train calibration``:
+- **positions**: ``read_games`` walks game records (self-play/teacher ``.npz`` shards as
+  ``selfplay.GameRecorder`` writes them, SGF files, SGF collections such as a tournament's
+  ``games.sgf``) and yields each game's positions, their empty-point count, whether the side to
+  move went on to win, and the search's root value where a shard holds one;
+- **prediction**: ``collect`` evaluates the positions with a network in batches and keeps only
+  the value head's output (the win probability of the side to move);
+- **metrics**: ``calibration`` bins the predictions into 10 equal-width probability bins per game
+  phase (bands of empty points) and scores them: Brier score, log loss and expected calibration
+  error (ECE, the count-weighted mean gap between a bin's mean prediction and its win rate);
+  ``fit_temperature`` fits one temperature for the value logit per phase on half of the games
+  and scores it on the other half, the simplest fix a calibration error would call for;
+- **report**: a rich table, a JSON file and (with matplotlib) reliability curves.
+
+Needs numpy, onnxruntime and sgfmill only (no torch): it reads what the engine's evaluator
+reads, so it measures the net exactly as the engine uses it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import sgf
+from ..atomicio import write_atomic
+from ..board import BLACK, WHITE
+from ..features import board_planes
+
+BINS = 10
+BLACK_TO_MOVE_PLANE = 10  # features.py's "black to move": 1.0 everywhere when black is to move
+EPS = 1e-6  # predictions are clipped to [EPS, 1-EPS] for the log loss: a proven 0/1 stays finite
+# Lower bounds of the empty-point bands on 9x9: the opening, the middle game, the late middle
+# game (down to where the engines' exact solver starts, 28 empty points) and the solved endgame.
+BANDS_9X9 = (61, 41, 29)
+
+
+class CalibrationError(ValueError):
+    """Bad input for the measurement (an unreadable record, no positions): one line to show."""
+
+
+@dataclass
+class Game:
+    """One game's positions (one row per position before a move), from the side to move."""
+
+    source: str
+    planes: np.ndarray  # uint8 [n, C, N, N]
+    won: np.ndarray  # float32 [n]: 1 if the side to move won the game
+    root: np.ndarray | None = None  # float32 [n]: the search's root value, if recorded
+
+    @property
+    def black(self) -> np.ndarray:
+        """Whether black is to move at each position (the constant plane 10)."""
+        return self.planes[:, BLACK_TO_MOVE_PLANE, 0, 0].astype(bool)
+
+    @property
+    def empty(self) -> np.ndarray:
+        """Empty points of each position (on board, neither colour's stone)."""
+        size = self.planes.shape[-1]
+        stones = self.planes[:, 0].astype(np.int32) + self.planes[:, 1]
+        return (size * size - stones.reshape(len(stones), -1).sum(axis=1)).astype(np.int16)
+
+
+@dataclass
+class Skipped:
+    """Games left out, and why (the first reason of each kind is kept to show)."""
+
+    counts: dict = field(default_factory=dict)
+    examples: dict = field(default_factory=dict)
+
+    def add(self, why: str, example: str) -> None:
+        self.counts[why] = self.counts.get(why, 0) + 1
+        self.examples.setdefault(why, example)
+
+
+def record_files(paths) -> list[Path]:
+    """The record files behind ``paths`` (files, or folders searched recursively), sorted.
+
+    In a folder a ``gNNNNN.sgf`` beside its ``gNNNNN.npz`` is the same game: only the shard
+    is read (it also holds the search's root values)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.suffix in (".npz", ".sgf") and f.is_file())
+            shards = {f.with_suffix("") for f in found if f.suffix == ".npz"}
+            out += [f for f in found if f.suffix == ".npz" or f.with_suffix("") not in shards]
+        elif p.is_file():
+            if p.suffix not in (".npz", ".sgf"):
+                raise CalibrationError(f"{p}: not a game record (.npz shard or .sgf file)")
+            out.append(p)
+        else:
+            raise CalibrationError(f"{p}: no such file or folder")
+    return out
+
+
+def _shard_game(path: Path) -> Game:
+    try:
+        with np.load(path) as z:
+            files = set(z.files)
+            if not {"planes", "value"} <= files:
+                raise CalibrationError(f"{path}: not a nogobot game shard (no planes/value)")
+            # Shards without root_value predate it; load_shard would fill in the result there,
+            # which would make the search look perfect, so it stays unknown here.
+            root = z["root_value"].astype(np.float32) if "root_value" in files else None
+            return Game(str(path), z["planes"], z["value"].astype(np.float32), root)
+    except (OSError, ValueError) as e:
+        if isinstance(e, CalibrationError):
+            raise
+        raise CalibrationError(f"{path}: not a readable .npz shard ({e})") from None
+
+
+def _winner(rec: sgf.GameRecord, board) -> int | None:
+    """The winning colour: the record's RE[] (B+... / W+...: a game lost on time or by
+    resignation counts as lost), else the side left without a legal move at the end."""
+    res = (rec.result or "").strip().upper()
+    if res[:2] in ("B+", "W+"):
+        return BLACK if res[0] == "B" else WHITE
+    if board.is_terminal():
+        return 3 - board.to_move
+    return None
+
+
+def _sgf_game(name: str, rec: sgf.GameRecord) -> Game | None:
+    board = rec.board(upto=0)
+    planes, to_move = [], []
+    for colour, p in rec.moves:
+        board.to_move = colour  # a record may let one colour move twice (setup, handicap)
+        planes.append(board_planes(board).astype(np.uint8))
+        to_move.append(colour)
+        board.play(p, colour)
+    winner = _winner(rec, board)
+    if winner is None or not planes:
+        return None
+    return Game(name, np.stack(planes), (np.array(to_move) == winner).astype(np.float32))
+
+
+def _sgf_texts(path: Path) -> list[bytes]:
+    """Each game of an SGF file (one game, or a collection of them) as its own SGF text."""
+    from sgfmill import sgf as sgfmill_sgf
+    from sgfmill import sgf_grammar
+
+    try:
+        trees = sgf_grammar.parse_sgf_collection(path.read_bytes())
+        return [sgfmill_sgf.Sgf_game.from_coarse_game_tree(t).serialise() for t in trees]
+    except (OSError, ValueError) as e:
+        raise CalibrationError(f"{path}: not a readable SGF file ({e})") from None
+
+
+def read_games(paths, size: int, skipped: Skipped):
+    """Yield every ``Game`` of board size ``size`` in the records behind ``paths``; games of
+    another size, without a result, or with an illegal move are counted in ``skipped``."""
+    for path in record_files(paths):
+        if path.suffix == ".npz":
+            game = _shard_game(path)
+            if game.planes.shape[-1] != size:
+                skipped.add(f"board size not {size}", str(path))
+            elif len(game.won):
+                yield game
+            continue
+        texts = _sgf_texts(path)
+        for i, text in enumerate(texts):
+            name = f"{path}#{i + 1}" if len(texts) > 1 else str(path)
+            try:
+                rec = sgf.parse(text)
+            except sgf.SgfError as e:
+                skipped.add("not a legal NoGo record", f"{name}: {e}")
+                continue
+            if rec.size != size:
+                skipped.add(f"board size not {size}", name)
+                continue
+            game = _sgf_game(name, rec)
+            if game is None:
+                skipped.add("no result", name)
+            else:
+                yield game
+
+
+@dataclass
+class Predictions:
+    """Every position's network prediction beside what happened."""
+
+    predicted: np.ndarray  # float32 [n]: the value head's win probability for the side to move
+    won: np.ndarray  # float32 [n]
+    empty: np.ndarray  # int16 [n]
+    game: np.ndarray  # int32 [n]: the game's index in reading order
+    black: np.ndarray  # bool [n]: black to move
+    root: np.ndarray  # float32 [n]: the search's root value, NaN where not recorded
+    games: int
+
+
+def collect(games, evaluator, batch: int = 256) -> Predictions:
+    """Evaluate every position of ``games`` (an iterable of ``Game``) with ``evaluator``, in
+    batches of about ``batch`` positions."""
+    pending: list[np.ndarray] = []
+    predicted: list[np.ndarray] = []
+    won, empty, index, root, black = [], [], [], [], []
+
+    def flush() -> None:
+        if pending:
+            x = np.concatenate(pending).astype(np.float32)
+            predicted.append(np.asarray(evaluator.evaluate(x).value, np.float32))
+            pending.clear()
+
+    n_games = 0
+    for g in games:
+        pending.append(g.planes)
+        won.append(g.won)
+        empty.append(g.empty)
+        black.append(g.black)
+        index.append(np.full(len(g.won), n_games, np.int32))
+        root.append(g.root if g.root is not None else np.full(len(g.won), np.nan, np.float32))
+        n_games += 1
+        if sum(len(p) for p in pending) >= batch:
+            flush()
+    flush()
+    if not n_games:
+        raise CalibrationError("no positions to measure (no game of that board size with a result)")
+    return Predictions(np.concatenate(predicted), np.concatenate(won), np.concatenate(empty),
+                       np.concatenate(index), np.concatenate(black), np.concatenate(root),
+                       n_games)
+
+
+# ------------------------------------------------------------------------------------------
+# Metrics
+# ------------------------------------------------------------------------------------------
+
+
+def bin_table(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[dict]:
+    """Equal-width probability bins over [0, 1] (1.0 falls in the last): per bin its bounds,
+    count, mean prediction and observed win rate (None when empty)."""
+    idx = np.minimum((np.asarray(p) * bins).astype(np.int64), bins - 1)
+    out = []
+    for b in range(bins):
+        m = idx == b
+        n = int(m.sum())
+        out.append({"lo": b / bins, "hi": (b + 1) / bins, "count": n,
+                    "mean_predicted": float(p[m].mean()) if n else None,
+                    "win_rate": float(y[m].mean()) if n else None})
+    return out
+
+
+def scores(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> dict:
+    """Brier score, log loss and ECE of predictions ``p`` against outcomes ``y`` (0/1)."""
+    p = np.asarray(p, np.float64)
+    y = np.asarray(y, np.float64)
+    if not len(p):
+        return {"count": 0}
+    q = np.clip(p, EPS, 1 - EPS)
+    table = bin_table(p, y, bins)
+    ece = sum(b["count"] * abs(b["mean_predicted"] - b["win_rate"]) for b in table if b["count"])
+    return {"count": int(len(p)), "mean_predicted": float(p.mean()), "win_rate": float(y.mean()),
+            "brier": float(np.mean((p - y) ** 2)),
+            "log_loss": float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))),
+            "ece": float(ece / len(p))}
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(np.asarray(p, np.float64), EPS, 1 - EPS)
+    return np.log(q / (1 - q))
+
+
+def scaled(p: np.ndarray, temperature: float) -> np.ndarray:
+    """``p`` with its logit divided by ``temperature`` (T > 1 softens, T < 1 sharpens)."""
+    return 1.0 / (1.0 + np.exp(-logit(p) / temperature))
+
+
+def fit_temperature(p: np.ndarray, y: np.ndarray) -> float:
+    """The temperature T minimising the log loss of sigmoid(logit(p) / T) against ``y``.
+
+    The loss is convex in 1/T (a one-weight logistic regression), so a golden-section search
+    over 1/T in [0.02, 20] finds its minimum."""
+    z = logit(p)
+    y = np.asarray(y, np.float64)
+
+    def loss(a: float) -> float:
+        s = a * z  # log(1 + e^-s) and log(1 + e^s) without overflow
+        return float(np.mean(y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s)))
+
+    lo, hi = 0.02, 20.0
+    g = (math.sqrt(5) - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = loss(a), loss(b)
+    for _ in range(80):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = loss(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = loss(b)
+    return 1.0 / ((lo + hi) / 2)
+
+
+def default_bands(size: int) -> tuple[int, ...]:
+    """The 9x9 bands' lower bounds, scaled to the board's area for other sizes."""
+    if size == 9:
+        return BANDS_9X9
+    return tuple(round(b * size * size / 81) for b in BANDS_9X9)
+
+
+def phases(area: int, bands) -> list[tuple[int, int]]:
+    """(most, fewest) empty points of each phase, from the bands' lower bounds (descending)."""
+    lows = sorted({int(b) for b in bands}, reverse=True)
+    if not lows or lows[0] > area or lows[-1] < 1:
+        raise CalibrationError(f"bands {','.join(map(str, bands))}: each must lie in 1..{area}")
+    tops = [area] + [b - 1 for b in lows]
+    return list(zip(tops, lows + [0]))
+
+
+def calibration(pred: Predictions, area: int, bands) -> dict:
+    """The whole measurement: per phase and overall, the bins and scores of the value head,
+    of the search's root value where recorded, and the temperature fitted on the even-numbered
+    games with its scores on the odd-numbered ones (held out)."""
+    out_phases = []
+    for top, low in phases(area, bands) + [(area, 0)]:
+        m = (pred.empty <= top) & (pred.empty >= low)
+        p, y, g, r = pred.predicted[m], pred.won[m], pred.game[m], pred.root[m]
+        black = pred.black[m]
+        entry = {"name": "all" if (top, low) == (area, 0) else f"{top}-{low}",
+                 "empty_max": top, "empty_min": low, **scores(p, y),
+                 "games": int(len(np.unique(g))), "bins": bin_table(p, y),
+                 # A bias that flips sign with the colour cancels in the totals: shown apart.
+                 "black_to_move": scores(p[black], y[black]),
+                 "white_to_move": scores(p[~black], y[~black])}
+        known = ~np.isnan(r)
+        if known.any():
+            entry["root"] = {**scores(r[known], y[known]),
+                             "net": scores(p[known], y[known])}  # the same positions
+        fit, held = g % 2 == 0, g % 2 == 1
+        if fit.any() and held.any() and 0 < y[fit].mean() < 1:
+            t = fit_temperature(p[fit], y[fit])
+            entry["temperature"] = {"T": t, "fit_positions": int(fit.sum()),
+                                    "held_out_before": scores(p[held], y[held]),
+                                    "held_out_after": scores(scaled(p[held], t), y[held])}
+        if entry["count"]:
+            out_phases.append(entry)
+    return {"positions": int(len(pred.predicted)), "games": pred.games, "phases": out_phases}
+
+
+# ------------------------------------------------------------------------------------------
+# Report
+# ------------------------------------------------------------------------------------------
+
+
+def _f(x, fmt: str = ".3f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def render(result: dict, console) -> None:
+    """The measurement as two rich tables: scores by phase, then the reliability bins."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=f"Value calibration: {result['model']}, {result['games']:,} games, "
+                    f"{result['positions']:,} positions ({result['size']}x{result['size']})",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("empty points", "positions", "games", "mean pred", "win rate", "Brier",
+                "log loss", "ECE"):
+        t.add_column(col, justify="left" if col == "empty points" else "right")
+    for ph in result["phases"]:
+        t.add_row(ph["name"], f"{ph['count']:,}", f"{ph['games']:,}", _f(ph["mean_predicted"]),
+                  _f(ph["win_rate"]), _f(ph["brier"]), _f(ph["log_loss"]), _f(ph["ece"]))
+    console.print(t)
+    f = Table(title="Search root value, and a temperature fitted per phase (even games; "
+                    "scored on odd)", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("empty points", "root Brier", "root ECE", "T", "log loss held out",
+                "with T", "ECE held out", "with T"):
+        f.add_column(col, justify="left" if col == "empty points" else "right")
+    for ph in result["phases"]:
+        root, temp = ph.get("root"), ph.get("temperature")
+        before, after = (temp["held_out_before"], temp["held_out_after"]) if temp else ({}, {})
+        f.add_row(ph["name"], _f(root and root["brier"]), _f(root and root["ece"]),
+                  _f(temp and temp["T"], ".2f"), _f(before.get("log_loss")),
+                  _f(after.get("log_loss")), _f(before.get("ece")), _f(after.get("ece")))
+    console.print(f)
+    c = Table(title="By colour to move", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("empty points", "black n", "pred", "won", "ECE", "white n", "pred", "won",
+                "ECE"):
+        c.add_column(col, justify="left" if col == "empty points" else "right")
+    for ph in result["phases"]:
+        row = [ph["name"]]
+        for s in (ph["black_to_move"], ph["white_to_move"]):
+            row += [f"{s['count']:,}", _f(s.get("mean_predicted")), _f(s.get("win_rate")),
+                    _f(s.get("ece"))]
+        c.add_row(*row)
+    console.print(c)
+    r = Table(title="Reliability: observed win rate (positions) per predicted-probability bin",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    r.add_column("predicted")
+    for ph in result["phases"]:
+        r.add_column(ph["name"], justify="right")
+    for b in range(BINS):
+        row = [f"{b / BINS:.1f}-{(b + 1) / BINS:.1f}"]
+        for ph in result["phases"]:
+            cell = ph["bins"][b]
+            row.append("" if not cell["count"] else f"{cell['win_rate']:.2f} ({cell['count']:,})")
+        r.add_row(*row)
+    console.print(r)
+    for why, n in result["skipped"].items():
+        console.print(f"skipped {n:,} games: {why} (first: {result['skipped_examples'][why]})")
+
+
+def write_json(result: dict, path) -> None:
+    write_atomic(path, json.dumps(result, indent=1) + "\n")
+
+
+def plot(result: dict, path) -> str | None:
+    """Reliability curves per phase as PNG (atomic write); returns a one-line message instead
+    when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ("--plot needs matplotlib, which is not installed (pip install matplotlib, or "
+                "the train extra); the table and --json are unaffected")
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfect")
+    for ph in result["phases"]:
+        pts = [(b["mean_predicted"], b["win_rate"], b["count"]) for b in ph["bins"] if b["count"]]
+        if not pts:
+            continue
+        x, y, n = zip(*pts)
+        style = dict(color="black", lw=2) if ph["name"] == "all" else {}
+        line, = ax.plot(x, y, marker="o", ms=3,
+                        label=f"{ph['name']} empty (ECE {ph['ece']:.3f}, n={ph['count']:,})",
+                        **style)
+        ax.scatter(x, y, s=[max(4.0, 200 * c / ph["count"]) for c in n], color=line.get_color(),
+                   alpha=0.4)
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted win probability (side to move)",
+           ylabel="observed win rate", title=f"Value calibration: {result['model']}")
+    ax.legend(loc="upper left", fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    write_atomic(path, buf.getvalue())
+    return None
+
+
+def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
+            batch: int = 256) -> dict:
+    """Read the records behind ``paths``, evaluate them with the model at ``model_path`` and
+    return the whole measurement (``calibration`` plus what was measured and skipped)."""
+    from ..inference import load_evaluator
+
+    bands = tuple(bands) if bands else default_bands(size)
+    phases(size * size, bands)  # a bad band stops here, before any network loads
+    evaluator = load_evaluator(model_path, device="cpu", threads=threads, warmup_size=size)
+    skipped = Skipped()
+    pred = collect(read_games(paths, size, skipped), evaluator, batch)
+    result = {"model": Path(model_path).stem, "model_path": str(model_path),
+              "sources": [os.fspath(p) for p in paths], "size": size,
+              "bands": list(bands), **calibration(pred, size * size, bands),
+              "skipped": skipped.counts, "skipped_examples": skipped.examples}
+    return result
