@@ -1,0 +1,210 @@
+"""``nogobot train calibration`` (nogobot/train/calibration.py): what it checks.
+
+* The bins and scores (Brier, log loss, ECE) against numbers worked out by hand on five
+  predictions; a predictor that is calibrated by construction scores ECE ~ 0 and a distorted one
+  does not; the fitted temperature recovers the one an overconfident predictor was made with.
+* The phases' bands, and bad bands refused in one line.
+* Reading records: shards and SGF collections, the outcome from RE[] (a game lost on time
+  counts), a .sgf beside its .npz read once, games without a result or of another size skipped.
+* The command end to end with a tiny exported network on 5x5 games: the JSON's numbers are the
+  network's own values against the games' outcomes, and bad input stops with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from nogobot import sgf
+from nogobot.board import BLACK, WHITE, Board
+from nogobot.features import board_planes
+from nogobot.train import calibration as cal
+
+
+def test_bins_and_scores_by_hand():
+    p = np.array([0.05, 0.15, 0.15, 0.95, 1.0])
+    y = np.array([0, 1, 0, 1, 1.0])
+    bins = cal.bin_table(p, y)
+    assert [b["count"] for b in bins] == [1, 2, 0, 0, 0, 0, 0, 0, 0, 2]  # 1.0 in the last bin
+    assert bins[1]["mean_predicted"] == pytest.approx(0.15)
+    assert bins[1]["win_rate"] == 0.5
+    assert bins[9]["mean_predicted"] == pytest.approx(0.975) and bins[9]["win_rate"] == 1.0
+    assert bins[2]["win_rate"] is None
+    s = cal.scores(p, y)
+    # Brier: (0.05² + 0.85² + 0.15² + 0.05² + 0²) / 5
+    assert s["brier"] == pytest.approx(0.75 / 5)
+    # ECE: (1·|0.05-0| + 2·|0.15-0.5| + 2·|0.975-1|) / 5
+    assert s["ece"] == pytest.approx(0.8 / 5)
+    ll = -(math.log(0.95) + math.log(0.15) + math.log(0.85) + math.log(0.95)
+           + math.log(1 - cal.EPS)) / 5
+    assert s["log_loss"] == pytest.approx(ll)
+    assert s["count"] == 5 and s["win_rate"] == pytest.approx(0.6)
+
+
+def test_calibrated_predictor_has_no_calibration_error():
+    rng = np.random.default_rng(1)
+    p = rng.random(200_000)
+    y = (rng.random(len(p)) < p).astype(float)
+    assert cal.scores(p, y)["ece"] < 0.01
+    # The same outcomes against predictions pushed towards 0.5: off by up to 0.2.
+    assert cal.scores(0.5 + (p - 0.5) * 0.6, y)["ece"] > 0.07
+
+
+def test_fitted_temperature_undoes_overconfidence():
+    rng = np.random.default_rng(2)
+    z = rng.normal(0, 1.5, 100_000)
+    y = (rng.random(len(z)) < 1 / (1 + np.exp(-z))).astype(float)
+    overconfident = 1 / (1 + np.exp(-2 * z))  # the true logit doubled
+    t = cal.fit_temperature(overconfident, y)
+    assert t == pytest.approx(2.0, abs=0.1)
+    assert cal.scores(cal.scaled(overconfident, t), y)["ece"] < 0.01
+    assert cal.fit_temperature(1 / (1 + np.exp(-z)), y) == pytest.approx(1.0, abs=0.05)
+
+
+def test_phases_from_bands():
+    assert cal.phases(81, cal.BANDS_9X9) == [(81, 61), (60, 41), (40, 29), (28, 0)]
+    assert cal.default_bands(9) == (61, 41, 29)
+    assert cal.phases(25, cal.default_bands(5)) == [(25, 19), (18, 13), (12, 9), (8, 0)]
+    for bad in ((90, 40), (40, 0), ()):
+        with pytest.raises(cal.CalibrationError, match="bands"):
+            cal.phases(81, bad)
+
+
+def random_game(seed: int, size: int = 5, stop: int | None = None) -> Board:
+    """A game of random legal moves, played to the end (or ``stop`` moves)."""
+    rng = np.random.default_rng(seed)
+    b = Board(size)
+    while not b.is_terminal() and (stop is None or b.ply < stop):
+        b.play(int(rng.choice(b.legal_moves())))
+    return b
+
+
+def write_shard(path, board: Board) -> dict:
+    """The game as a shard with the keys calibration reads (root value: a made-up 0.25)."""
+    replay = Board(board.size)
+    planes, to_move = [], []
+    for colour, p in board.moves:
+        planes.append(board_planes(replay).astype(np.uint8))
+        to_move.append(colour)
+        replay.play(p, colour)
+    won = (np.array(to_move) == board.winner()).astype(np.float32)
+    arrays = {"planes": np.stack(planes), "value": won,
+              "root_value": np.full(len(won), 0.25, np.float32)}
+    np.savez(path, **arrays)
+    return arrays
+
+
+def collection(*records: sgf.GameRecord) -> str:
+    return "\n".join(sgf.serialise(r) for r in records)
+
+
+def test_read_games_from_shards_and_sgf(tmp_path):
+    done, cut, small = random_game(1), random_game(2, stop=6), random_game(3, size=7)
+    write_shard(tmp_path / "g00000.npz", done)
+    sgf.save(sgf.record_of(done), tmp_path / "g00000.sgf")  # the same game: read once
+    lost_on_time = sgf.record_of(cut)
+    lost_on_time.result = "W+T"
+    no_result = sgf.record_of(cut)
+    (tmp_path / "games.sgf").write_text(
+        collection(lost_on_time, no_result, sgf.record_of(small)))
+    skipped = cal.Skipped()
+    games = list(cal.read_games([tmp_path], 5, skipped))
+    assert [g.source.split("/")[-1] for g in games] == ["g00000.npz", "games.sgf#1"]
+    shard, timed = games
+    assert shard.root is not None and np.all(shard.root == 0.25)
+    # White won on time: its positions are the won ones, whatever the board says.
+    colours = [c for c, _ in cut.moves]
+    assert timed.won.tolist() == [float(c == WHITE) for c in colours]
+    assert timed.root is None
+    assert timed.black.tolist() == [c == BLACK for c in colours]
+    assert timed.empty.tolist() == [25 - i for i in range(len(colours))]
+    assert skipped.counts == {"no result": 1, "board size not 5": 1}
+    assert skipped.examples["no result"].endswith("games.sgf#2")
+
+
+def test_bad_records_are_one_line_errors(tmp_path):
+    junk = tmp_path / "junk.sgf"
+    junk.write_text("not sgf at all")
+    with pytest.raises(cal.CalibrationError, match="junk.sgf: not a readable SGF"):
+        list(cal.read_games([junk], 9, cal.Skipped()))
+    other = tmp_path / "x.npz"
+    np.savez(other, a=np.zeros(3))
+    with pytest.raises(cal.CalibrationError, match="x.npz: not a nogobot game shard"):
+        list(cal.read_games([other], 9, cal.Skipped()))
+    notes = tmp_path / "notes.txt"
+    notes.touch()
+    with pytest.raises(cal.CalibrationError, match="notes.txt: not a game record"):
+        cal.record_files([notes])
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """A tiny random network exported to ONNX (blocks=1, 8 channels)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from nogobot.train.export import export_net
+    from nogobot.train.model import NetConfig, build_model
+
+    torch.manual_seed(0)
+    net = build_model(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8)).eval()
+    out = tmp_path_factory.mktemp("net") / "tiny.onnx"
+    export_net(net, out, training={"board_sizes": [5]}, sizes=(5,))
+    return out
+
+
+def test_cli_end_to_end(tmp_path, tiny_model):
+    from nogobot.cli import main
+    from nogobot.inference import OnnxEvaluator
+
+    data = tmp_path / "games"
+    data.mkdir()
+    shards = [write_shard(data / f"g{i:05d}.npz", random_game(10 + i)) for i in range(4)]
+    extra = random_game(20)
+    (data / "more.sgf").write_text(collection(sgf.record_of(extra)))
+    out = tmp_path / "cal.json"
+    res = CliRunner().invoke(main, ["train", "calibration", str(data), "--model",
+                                    str(tiny_model), "--size", "5", "--json", str(out),
+                                    "--plot", str(tmp_path / "cal.png"), "--batch", "16"])
+    assert res.exit_code == 0, res.output
+    assert "Value calibration: tiny, 5 games" in res.output
+    result = json.loads(out.read_text())
+    # The numbers are the network's own values against the outcomes, position by position.
+    planes = np.concatenate([s["planes"] for s in shards]).astype(np.float32)
+    won = np.concatenate([s["value"] for s in shards])
+    replay = Board(5)
+    for colour, p in extra.moves:
+        planes = np.concatenate([planes, board_planes(replay)[None]])
+        won = np.append(won, float(colour == extra.winner()))
+        replay.play(p, colour)
+    value = OnnxEvaluator(tiny_model, device="cpu", threads=1).evaluate(planes).value
+    overall = result["phases"][-1]
+    assert overall["name"] == "all" and result["positions"] == len(won) == overall["count"]
+    assert overall["brier"] == pytest.approx(float(np.mean((value - won) ** 2)), abs=1e-6)
+    assert overall["mean_predicted"] == pytest.approx(float(value.mean()), abs=1e-6)
+    assert sum(ph["count"] for ph in result["phases"][:-1]) == len(won)
+    assert [ph["name"] for ph in result["phases"][:1]] == ["25-19"]
+    # The root value is known for the shards' positions only (the SGF has none).
+    assert overall["root"]["count"] == sum(len(s["value"]) for s in shards)
+    assert overall["root"]["mean_predicted"] == pytest.approx(0.25)
+    assert "wrote" in res.output and ("cal.png" in res.output or "matplotlib" in res.output)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_cli_bad_input(tmp_path, tiny_model):
+    from nogobot.cli import main
+
+    (tmp_path / "empty").mkdir()
+    runner = CliRunner()
+    res = runner.invoke(main, ["train", "calibration", str(tmp_path / "empty"), "--model",
+                               str(tiny_model)])
+    assert res.exit_code == 1 and "no positions to measure" in res.output
+    res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--bands", "60,x",
+                               "--model", str(tiny_model)])
+    assert res.exit_code == 2 and "--bands" in res.output
+    res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
+                               str(tmp_path / "none.onnx")])
+    assert res.exit_code == 1 and "none.onnx" in res.output
