@@ -1,7 +1,8 @@
 """Whole tournaments from the command line, among the real baseline agents (tiny: 5x5 boards).
 
 Checks: a round robin of random / rollout / alphabeta finishes with every game in the results
-file once, colours alternating, one valid SGF per game, the standings table and summary written;
+file once, colours alternating, every game in the one SGF collection (games.sgf) and the logs in
+logs.tar.gz, the standings table and summary written;
 a tournament stopped with SIGTERM (clean stop, exit 130) and then killed with SIGKILL (plus a
 torn last line) resumes on rerun, keeps every finished game unchanged and ends with exactly the
 scheduled games, and refuses to mix in games at a changed clock; --report reprints the tables
@@ -19,6 +20,7 @@ import pytest
 
 from conftest import ROOT
 from nogobot import sgf
+from nogobot.tournament.folder import read_games
 
 pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s
 
@@ -54,11 +56,15 @@ engines:
     keys = sorted(tuple(x["key"]) for x in recs)
     assert keys == sorted((a, b, k) for a, b in [("random", "rollout"), ("alphabeta", "random"),
                                                  ("alphabeta", "rollout")] for k in range(2))
+    games = {name.rsplit("#", 1)[1]: data for name, data in read_games(out)}
+    assert x_only(out) == ["games.sgf", "logs.tar.gz", "results.jsonl", "standings.txt",
+                           "summary.json"]
     for x in recs:
         a, b, k = x["key"]
         assert (x["black"], x["white"]) == ((a, b) if k % 2 == 0 else (b, a))
         assert x["reason"] == "no_legal_move", x  # nobody forfeits or flags
-        rec = sgf.load(out / x["sgf"])
+        assert x["sgf"] == "games.sgf" and x["pair"] == k // 2 + 1
+        rec = sgf.parse(games[x["id"]])
         assert rec.result == x["result"] and len(rec.moves) == x["plies"]
     table = (out / "standings.txt").read_text()
     for name in ("random", "rollout", "alphabeta", "Elo", "LOS"):
@@ -67,6 +73,10 @@ engines:
     assert "Standings" in r.stdout and "Traceback" not in r.stderr
     r = cli("tournament", str(spec), "--out", str(out), "--report")
     assert r.returncode == 0 and "Standings" in r.stdout and len(lines(out / "results.jsonl")) == 6
+
+
+def x_only(folder):
+    return sorted(os.listdir(folder))
 
 
 def _run_until(cmd, results, n, sig):
@@ -113,7 +123,9 @@ engines:
     assert sorted(keys) == [("greedy", "random", k) for k in range(6)]
     moves = {tuple(json.loads(x)["moves"]) for x in final}
     assert len(moves) == 6  # {seed} differs per game: no round replays another
-    assert len(os.listdir(out / "sgf")) == 6
+    assert [n.rsplit("#", 1)[1] for n, _ in read_games(out)] == [
+        json.loads(x)["id"] for x in final]  # the collection follows results.jsonl
+    assert not (out / "sgf").exists() and not (out / "logs").exists()
     r = cli("tournament", str(spec), "--out", str(out))
     assert r.returncode == 0 and "already in" in r.stdout and len(lines(results)) == 6
     # A changed clock (here one engine's own: time odds) is refused, not mixed in.

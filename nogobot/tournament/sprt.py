@@ -157,37 +157,51 @@ def _mean_var(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _secular(phat: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """θ with Σ p̂_i·φ_i/(1 + θ·φ_i) = 0. The sum falls with θ on (−1/max φ, −1/min φ) (where
-    every 1 + θφ_i > 0), so bisection finds it; vectorised over the leading axes."""
-    lo = -1.0 / phi.max(axis=-1)
-    hi = -1.0 / phi.min(axis=-1)
+    """θ with Σ p̂_i·φ_i/(1 + θ·φ_i) = 0. Where min φ < 0 < max φ the sum falls with θ on
+    (−1/max φ, −1/min φ) (where every 1 + θφ_i > 0), so bisection finds it; elsewhere there is
+    no root and the result is nan. Vectorised over the leading axes."""
+    lo_phi, hi_phi = phi.min(axis=-1), phi.max(axis=-1)
+    ok = (lo_phi < 0) & (hi_phi > 0)
+    lo = np.where(ok, -1.0 / np.where(ok, hi_phi, 1.0), -1.0)
+    hi = np.where(ok, -1.0 / np.where(ok, lo_phi, -1.0), 1.0)
     for _ in range(45):  # the bracket (width < 1/ε) narrows 2^45-fold: θ to ~1e-10
         mid = (lo + hi) / 2
         f = (phat * phi / (1 + mid[..., None] * phi)).sum(axis=-1)
         lo, hi = np.where(f > 0, mid, lo), np.where(f > 0, hi, mid)
-    return (lo + hi) / 2
+    return np.where(ok, (lo + hi) / 2, np.nan)
 
 
 def _mle_expected(values: np.ndarray, phat: np.ndarray, s: float) -> np.ndarray:
     """The distribution on ``values`` with mean ``s`` most likely to give the empirical
     ``phat``: p_i = p̂_i / (1 + θ·(a_i − s)) (Van den Bergh, "Comments on normalized Elo",
-    proposition 1.1)."""
+    proposition 1.1). 0 < s < 1, so the root always exists."""
     d = np.broadcast_to(values - s, phat.shape)
     return phat / (1 + _secular(phat, d)[..., None] * d)
+
+
+def _phi(values: np.ndarray, p: np.ndarray, t: float) -> np.ndarray:
+    mu, var = _mean_var(values, p)
+    sigma = np.sqrt(np.maximum(var, 1e-300))[..., None]
+    return values - 0.5 - t * sigma * (1 + ((values - mu[..., None]) / sigma) ** 2) / 2
 
 
 def _mle_t_value(values: np.ndarray, phat: np.ndarray, t: float, rounds: int = 10
                  ) -> np.ndarray:
     """The distribution with t-value (μ − ½)/σ = ``t`` most likely to give ``phat``: the
-    fixed-point iteration of section 4.1 of the same notes, from the uniform distribution,
-    φ_i = a_i − ½ − t·σ·(1 + ((a_i − μ)/σ)²)/2 with μ, σ of the previous iterate (10 rounds,
-    as Fishtest; the change after that is far below what a verdict can notice)."""
-    p = np.full(phat.shape, 1.0 / phat.shape[-1])
+    fixed-point iteration of section 4.1 of the same notes, φ_i = a_i − ½ − t·σ·(1 + ((a_i −
+    μ)/σ)²)/2 with μ, σ of the previous iterate, 10 rounds as Fishtest (the change after that
+    is far below what a verdict can notice). It starts from the uniform distribution, or, where
+    that gives φ of one sign (a large t), from ``phat`` as fastchess does; nan where neither
+    works (``llr`` then falls back on the closed form)."""
+    uniform = np.full(phat.shape, 1.0 / phat.shape[-1])
+    phi = _phi(values, uniform, t)
+    bad = ~((phi.min(axis=-1) < 0) & (phi.max(axis=-1) > 0))
+    p = np.where(bad[..., None], phat, uniform)
     for _ in range(rounds):
-        mu, var = _mean_var(values, p)
-        sigma = np.sqrt(var)[..., None]
-        phi = values - 0.5 - t * sigma * (1 + ((values - mu[..., None]) / sigma) ** 2) / 2
-        p = phat / (1 + _secular(phat, phi)[..., None] * phi)
+        phi = _phi(values, p, t)
+        theta = _secular(phat, phi)
+        new = phat / (1 + np.nan_to_num(theta)[..., None] * phi)
+        p = np.where(np.isnan(theta)[..., None], np.nan, new)
     return p
 
 
@@ -224,6 +238,10 @@ def llr(counts, cfg: SprtConfig):
     else:
         p0, p1 = _mle_t_value(values, phat, x0), _mle_t_value(values, phat, x1)
     out = n * (phat * (np.log(p1) - np.log(p0))).sum(axis=-1)
+    if np.isnan(out).any():
+        # No maximum-likelihood fit (a normalized t beyond what the support allows, e.g.
+        # elo1 = 400 nElo): fastchess counts no evidence; the closed form is a better guess.
+        out = np.where(np.isnan(out), llr_approx(c, cfg), out)
     return float(out) if np.ndim(out) == 0 else out
 
 
