@@ -126,6 +126,18 @@ def test_read_games_from_shards_and_sgf(tmp_path):
     assert skipped.examples["no result"].endswith("games.sgf#2")
 
 
+def test_only_the_named_players_positions(tmp_path):
+    game = random_game(4, stop=9)
+    rec = sgf.record_of(game, black="engine", white="rave")
+    rec.result = "B+R"
+    (tmp_path / "games.sgf").write_text(collection(rec, sgf.record_of(game)))
+    skipped = cal.Skipped()
+    (only,) = cal.read_games([tmp_path], 5, skipped, players=("rave",))
+    assert only.to_move == ["rave"] * 4 and only.won.tolist() == [0.0] * 4
+    assert not only.black.any() and only.empty.tolist() == [24, 22, 20, 18]
+    assert skipped.counts == {"no result": 1}  # the game without names has no result either
+
+
 def test_bad_records_are_one_line_errors(tmp_path):
     junk = tmp_path / "junk.sgf"
     junk.write_text("not sgf at all")

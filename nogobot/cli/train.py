@@ -195,6 +195,9 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
 @click.option("--bands", default=None, metavar="B1,B2,...",
               help="Lower bounds of the phases' empty-point bands [default on 9x9: 61,41,29, "
                    "i.e. 81-61, 60-41, 40-29, 28-0; scaled to the area on other sizes].")
+@click.option("--player", "players", multiple=True, metavar="NAME",
+              help="Only positions with this player to move (SGF PB/PW; repeatable), e.g. the "
+                   "engine's own view of its games.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="onnxruntime threads.")
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1),
@@ -203,14 +206,15 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
               help="Write the numbers (bins, scores, fitted temperatures) to this JSON file.")
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
               help="Draw reliability curves per phase to this PNG (needs matplotlib).")
-def train_calibration_cmd(records, model, size, bands, threads, batch, json_out,
+def train_calibration_cmd(records, model, size, bands, players, threads, batch, json_out,
                           plot_out) -> None:
     """Measure the value head's calibration: its predicted win probability against who won,
     by game phase, over game RECORDS (.npz shards, SGF files or collections, or folders)."""
     from rich.console import Console
 
     from ..inference import ModelError
-    from ..train.calibration import CalibrationError, measure, plot, render, write_json
+    from ..train.calibration import CalibrationError, measure
+    from ..train.calibration_report import plot, render, write_json
 
     path = resolve_model(model)
     band_list = None
@@ -222,7 +226,7 @@ def train_calibration_cmd(records, model, size, bands, threads, batch, json_out,
                                      param_hint="--bands") from None
     try:
         result = measure(path, records, size=size, bands=band_list, threads=threads,
-                         batch=batch)
+                         batch=batch, players=players)
     except (CalibrationError, ModelError) as e:
         raise click.ClickException(str(e)) from None
     render(result, Console())

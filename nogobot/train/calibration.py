@@ -12,7 +12,7 @@ This module owns the measurement behind ``nogobot train calibration``:
   error (ECE, the count-weighted mean gap between a bin's mean prediction and its win rate);
   ``fit_temperature`` fits one temperature for the value logit per phase on half of the games
   and scores it on the other half, the simplest fix a calibration error would call for;
-- **report**: a rich table, a JSON file and (with matplotlib) reliability curves.
+- ``measure`` does all of it for the command; ``calibration_report`` shows the result.
 
 Needs numpy, onnxruntime and sgfmill only (no torch): it reads what the engine's evaluator
 reads, so it measures the net exactly as the engine uses it.
@@ -20,8 +20,6 @@ reads, so it measures the net exactly as the engine uses it.
 
 from __future__ import annotations
 
-import io
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -30,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from .. import sgf
-from ..atomicio import write_atomic
 from ..board import BLACK, WHITE
 from ..features import board_planes
 
@@ -54,6 +51,13 @@ class Game:
     planes: np.ndarray  # uint8 [n, C, N, N]
     won: np.ndarray  # float32 [n]: 1 if the side to move won the game
     root: np.ndarray | None = None  # float32 [n]: the search's root value, if recorded
+    to_move: list | None = None  # the name of the player to move (SGF PB/PW), if known
+
+    def only(self, keep: np.ndarray) -> "Game":
+        """The positions where ``keep`` is true."""
+        return Game(self.source, self.planes[keep], self.won[keep],
+                    None if self.root is None else self.root[keep],
+                    None if self.to_move is None else [n for n, k in zip(self.to_move, keep) if k])
 
     @property
     def black(self) -> np.ndarray:
@@ -138,7 +142,9 @@ def _sgf_game(name: str, rec: sgf.GameRecord) -> Game | None:
     winner = _winner(rec, board)
     if winner is None or not planes:
         return None
-    return Game(name, np.stack(planes), (np.array(to_move) == winner).astype(np.float32))
+    names = [rec.black if c == BLACK else rec.white for c in to_move]
+    return Game(name, np.stack(planes), (np.array(to_move) == winner).astype(np.float32),
+                to_move=names)
 
 
 def _sgf_texts(path: Path) -> list[bytes]:
@@ -153,9 +159,21 @@ def _sgf_texts(path: Path) -> list[bytes]:
         raise CalibrationError(f"{path}: not a readable SGF file ({e})") from None
 
 
-def read_games(paths, size: int, skipped: Skipped):
+def read_games(paths, size: int, skipped: Skipped, players=()):
     """Yield every ``Game`` of board size ``size`` in the records behind ``paths``; games of
-    another size, without a result, or with an illegal move are counted in ``skipped``."""
+    another size, without a result, or with an illegal move are counted in ``skipped``. With
+    ``players`` (names as in SGF PB/PW), only the positions where one of them is to move."""
+    for game in _all_games(paths, size, skipped):
+        if players:
+            keep = np.array([n in players for n in game.to_move or ()], bool)
+            if not keep.any():
+                skipped.add("none of the players to move", game.source)
+                continue
+            game = game.only(keep)
+        yield game
+
+
+def _all_games(paths, size: int, skipped: Skipped):
     for path in record_files(paths):
         if path.suffix == ".npz":
             game = _shard_game(path)
@@ -317,8 +335,11 @@ def phases(area: int, bands) -> list[tuple[int, int]]:
 
 def calibration(pred: Predictions, area: int, bands) -> dict:
     """The whole measurement: per phase and overall, the bins and scores of the value head,
-    of the search's root value where recorded, and the temperature fitted on the even-numbered
-    games with its scores on the odd-numbered ones (held out)."""
+    of the search's root value where recorded, and the temperature fitted on a random half of
+    the games with its scores on the other half (held out)."""
+    # A random half, not the even games: a tournament's paired openings alternate colours and
+    # engines game by game, so even and odd games are different populations.
+    fit_games = np.random.default_rng(0).random(pred.games) < 0.5
     out_phases = []
     for top, low in phases(area, bands) + [(area, 0)]:
         m = (pred.empty <= top) & (pred.empty >= low)
@@ -334,7 +355,8 @@ def calibration(pred: Predictions, area: int, bands) -> dict:
         if known.any():
             entry["root"] = {**scores(r[known], y[known]),
                              "net": scores(p[known], y[known])}  # the same positions
-        fit, held = g % 2 == 0, g % 2 == 1
+        fit = fit_games[g]
+        held = ~fit
         if fit.any() and held.any() and 0 < y[fit].mean() < 1:
             t = fit_temperature(p[fit], y[fit])
             entry["temperature"] = {"T": t, "fit_positions": int(fit.sum()),
@@ -345,109 +367,8 @@ def calibration(pred: Predictions, area: int, bands) -> dict:
     return {"positions": int(len(pred.predicted)), "games": pred.games, "phases": out_phases}
 
 
-# ------------------------------------------------------------------------------------------
-# Report
-# ------------------------------------------------------------------------------------------
-
-
-def _f(x, fmt: str = ".3f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
-def render(result: dict, console) -> None:
-    """The measurement as two rich tables: scores by phase, then the reliability bins."""
-    from rich import box
-    from rich.table import Table
-
-    t = Table(title=f"Value calibration: {result['model']}, {result['games']:,} games, "
-                    f"{result['positions']:,} positions ({result['size']}x{result['size']})",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("empty points", "positions", "games", "mean pred", "win rate", "Brier",
-                "log loss", "ECE"):
-        t.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        t.add_row(ph["name"], f"{ph['count']:,}", f"{ph['games']:,}", _f(ph["mean_predicted"]),
-                  _f(ph["win_rate"]), _f(ph["brier"]), _f(ph["log_loss"]), _f(ph["ece"]))
-    console.print(t)
-    f = Table(title="Search root value, and a temperature fitted per phase (even games; "
-                    "scored on odd)", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("empty points", "root Brier", "root ECE", "T", "log loss held out",
-                "with T", "ECE held out", "with T"):
-        f.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        root, temp = ph.get("root"), ph.get("temperature")
-        before, after = (temp["held_out_before"], temp["held_out_after"]) if temp else ({}, {})
-        f.add_row(ph["name"], _f(root and root["brier"]), _f(root and root["ece"]),
-                  _f(temp and temp["T"], ".2f"), _f(before.get("log_loss")),
-                  _f(after.get("log_loss")), _f(before.get("ece")), _f(after.get("ece")))
-    console.print(f)
-    c = Table(title="By colour to move", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("empty points", "black n", "pred", "won", "ECE", "white n", "pred", "won",
-                "ECE"):
-        c.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        row = [ph["name"]]
-        for s in (ph["black_to_move"], ph["white_to_move"]):
-            row += [f"{s['count']:,}", _f(s.get("mean_predicted")), _f(s.get("win_rate")),
-                    _f(s.get("ece"))]
-        c.add_row(*row)
-    console.print(c)
-    r = Table(title="Reliability: observed win rate (positions) per predicted-probability bin",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    r.add_column("predicted")
-    for ph in result["phases"]:
-        r.add_column(ph["name"], justify="right")
-    for b in range(BINS):
-        row = [f"{b / BINS:.1f}-{(b + 1) / BINS:.1f}"]
-        for ph in result["phases"]:
-            cell = ph["bins"][b]
-            row.append("" if not cell["count"] else f"{cell['win_rate']:.2f} ({cell['count']:,})")
-        r.add_row(*row)
-    console.print(r)
-    for why, n in result["skipped"].items():
-        console.print(f"skipped {n:,} games: {why} (first: {result['skipped_examples'][why]})")
-
-
-def write_json(result: dict, path) -> None:
-    write_atomic(path, json.dumps(result, indent=1) + "\n")
-
-
-def plot(result: dict, path) -> str | None:
-    """Reliability curves per phase as PNG (atomic write); returns a one-line message instead
-    when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return ("--plot needs matplotlib, which is not installed (pip install matplotlib, or "
-                "the train extra); the table and --json are unaffected")
-    fig, ax = plt.subplots(figsize=(6, 6))
-    ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfect")
-    for ph in result["phases"]:
-        pts = [(b["mean_predicted"], b["win_rate"], b["count"]) for b in ph["bins"] if b["count"]]
-        if not pts:
-            continue
-        x, y, n = zip(*pts)
-        style = dict(color="black", lw=2) if ph["name"] == "all" else {}
-        line, = ax.plot(x, y, marker="o", ms=3,
-                        label=f"{ph['name']} empty (ECE {ph['ece']:.3f}, n={ph['count']:,})",
-                        **style)
-        ax.scatter(x, y, s=[max(4.0, 200 * c / ph["count"]) for c in n], color=line.get_color(),
-                   alpha=0.4)
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted win probability (side to move)",
-           ylabel="observed win rate", title=f"Value calibration: {result['model']}")
-    ax.legend(loc="upper left", fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    write_atomic(path, buf.getvalue())
-    return None
-
-
 def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
-            batch: int = 256) -> dict:
+            batch: int = 256, players=()) -> dict:
     """Read the records behind ``paths``, evaluate them with the model at ``model_path`` and
     return the whole measurement (``calibration`` plus what was measured and skipped)."""
     from ..inference import load_evaluator
@@ -456,9 +377,10 @@ def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
     phases(size * size, bands)  # a bad band stops here, before any network loads
     evaluator = load_evaluator(model_path, device="cpu", threads=threads, warmup_size=size)
     skipped = Skipped()
-    pred = collect(read_games(paths, size, skipped), evaluator, batch)
+    pred = collect(read_games(paths, size, skipped, tuple(players)), evaluator, batch)
     result = {"model": Path(model_path).stem, "model_path": str(model_path),
               "sources": [os.fspath(p) for p in paths], "size": size,
+              "players": list(players),
               "bands": list(bands), **calibration(pred, size * size, bands),
               "skipped": skipped.counts, "skipped_examples": skipped.examples}
     return result
