@@ -273,7 +273,12 @@ def scores(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> dict:
     q = np.clip(p, EPS, 1 - EPS)
     table = bin_table(p, y, bins)
     ece = sum(b["count"] * abs(b["mean_predicted"] - b["win_rate"]) for b in table if b["count"])
+    won, lost = y == 1, y == 0
     return {"count": int(len(p)), "mean_predicted": float(p.mean()), "win_rate": float(y.mean()),
+            # How far the net tells the games apart (calibration alone does not: a constant
+            # prediction at the base rate is perfectly calibrated).
+            "mean_predicted_won": float(p[won].mean()) if won.any() else None,
+            "mean_predicted_lost": float(p[lost].mean()) if lost.any() else None,
             "brier": float(np.mean((p - y) ** 2)),
             "log_loss": float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))),
             "ece": float(ece / len(p))}

@@ -23,16 +23,18 @@ def render(result: dict, console) -> None:
     who = f", {' or '.join(result['players'])} to move" if result.get("players") else ""
     t = Table(title=f"Value calibration: {result['model']}, {result['games']:,} games, "
                     f"{result['positions']:,} positions ({result['size']}x{result['size']}{who})",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("empty points", "positions", "games", "mean pred", "win rate", "Brier",
+              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
+    # "pred" is the mean prediction: over all positions, then over the games won / lost.
+    for col in ("empty points", "n", "pred", "won", "pred if won", "pred if lost", "Brier",
                 "log loss", "ECE"):
         t.add_column(col, justify="left" if col == "empty points" else "right")
     for ph in result["phases"]:
-        t.add_row(ph["name"], f"{ph['count']:,}", f"{ph['games']:,}", _f(ph["mean_predicted"]),
-                  _f(ph["win_rate"]), _f(ph["brier"]), _f(ph["log_loss"]), _f(ph["ece"]))
+        t.add_row(ph["name"], f"{ph['count']:,}", _f(ph["mean_predicted"]), _f(ph["win_rate"]),
+                  _f(ph["mean_predicted_won"]), _f(ph["mean_predicted_lost"]), _f(ph["brier"]),
+                  _f(ph["log_loss"]), _f(ph["ece"]))
     console.print(t)
     f = Table(title="Search root value; a temperature fitted per phase on half the games, "
-                    "scored on the other half", box=box.SIMPLE_HEAD, pad_edge=False)
+                    "scored on the other half", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
     for col in ("empty points", "root Brier", "root ECE", "T", "log loss held out",
                 "with T", "ECE held out", "with T"):
         f.add_column(col, justify="left" if col == "empty points" else "right")
@@ -43,7 +45,7 @@ def render(result: dict, console) -> None:
                   _f(temp and temp["T"], ".2f"), _f(before.get("log_loss")),
                   _f(after.get("log_loss")), _f(before.get("ece")), _f(after.get("ece")))
     console.print(f)
-    c = Table(title="By colour to move", box=box.SIMPLE_HEAD, pad_edge=False)
+    c = Table(title="By colour to move", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
     for col in ("empty points", "black n", "pred", "won", "ECE", "white n", "pred", "won",
                 "ECE"):
         c.add_column(col, justify="left" if col == "empty points" else "right")
@@ -55,7 +57,7 @@ def render(result: dict, console) -> None:
         c.add_row(*row)
     console.print(c)
     r = Table(title="Reliability: observed win rate (positions) per predicted-probability bin",
-              box=box.SIMPLE_HEAD, pad_edge=False)
+              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
     r.add_column("predicted")
     for ph in result["phases"]:
         r.add_column(ph["name"], justify="right")
