@@ -197,6 +197,7 @@ class RaveAgent(SearchAgent):
         # The exact endgame solver (``solver.Solver``), tried before the search from
         # SOLVER_MAX_EMPTY empty points; its table is kept from move to move.
         self._solver = Solver(1 << 20) if solver else None
+        self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:
@@ -245,7 +246,7 @@ class RaveAgent(SearchAgent):
         avoid: set[int] = set()
         empty = int((board.stones == 0).sum())
         if self._solver is not None and empty <= SOLVER_MAX_EMPTY:
-            solved = self._solve(board, maximum)
+            solved = self._solve(board, maximum, t0)
             if solved.result != UNKNOWN:
                 result = RaveResult(solved.move, 0, time.perf_counter() - t0,
                                     1.0 if solved.result == WIN else 0.0, "solver", 0,
@@ -255,21 +256,48 @@ class RaveAgent(SearchAgent):
             avoid = {m for m, r in solved.move_results.items() if r == LOSS}
         return self._search(board, planned, maximum, None, t0, avoid=avoid).move
 
-    def _solve(self, board: Board, maximum: float | None):
-        """The solver's verdict on ``board`` within half the move's maximum (or
+    def _solve(self, board: Board, maximum: float | None, t0: float):
+        """The solver's verdict on ``board`` within half the move's maximum from ``t0`` (or
         ``SOLVER_NODES_PER_SIM`` nodes a simulation): a winning move, or in a lost position the
-        move an imperfect opponent is likeliest to answer wrongly (``Solver.resist``)."""
+        move an imperfect opponent is likeliest to answer wrongly (``Solver.resist``).
+
+        A call to the solver cannot be interrupted, so its node budget is sized from the rate
+        it ran at last: a loaded machine runs it several times below the nominal rate, and a
+        budget sized by that rate alone lost a 60 s game on time (load average 8). The first
+        call of a move takes a quarter of the time left and measures the rate; the next one
+        gets the rest at that rate (the table keeps what the first one proved)."""
         nodes = SOLVER_NODES
-        if maximum is not None:
-            nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.5 * maximum))
         if self.playouts is not None:
             nodes = min(nodes, SOLVER_NODES_PER_SIM * self.playouts)
         nodes = max(nodes, 100)
-        solved = self._solver.solve(board, nodes, self._root_priors(board))
-        if solved.result == LOSS and nodes > solved.nodes:
-            chance = self._solver.resist(board, solved.move_nodes, nodes - solved.nodes)
-            if chance is not None:
-                solved.move = chance[0]
+        priors = self._root_priors(board)
+        deadline = None if maximum is None else t0 + 0.5 * maximum
+        spent = 0
+        solved = None
+        for share in (0.25, 0.9):
+            budget = nodes - spent
+            if deadline is not None:
+                budget = min(budget, int(self._solver_rate * (deadline - time.perf_counter())
+                                         * share))
+            if budget < 100 and solved is not None:
+                break
+            start = time.perf_counter()
+            solved = self._solver.solve(board, max(budget, 100), priors)
+            took = time.perf_counter() - start
+            spent += solved.nodes
+            if solved.nodes >= 5000 and took > 0:
+                self._solver_rate = min(solved.nodes / took, 2.0 * SOLVER_NODES_PER_SECOND)
+            if solved.result != UNKNOWN or spent >= nodes:
+                break
+        solved.nodes = spent
+        if solved.result == LOSS:
+            budget = nodes - spent
+            if deadline is not None:
+                budget = min(budget, int(self._solver_rate * (deadline - time.perf_counter())))
+            if budget >= 100:
+                chance = self._solver.resist(board, solved.move_nodes, budget)
+                if chance is not None:
+                    solved.move = chance[0]
         return solved
 
     def _root_priors(self, board: Board) -> np.ndarray | None:
