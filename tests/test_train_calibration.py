@@ -43,6 +43,8 @@ def test_bins_and_scores_by_hand():
            + math.log(1 - cal.EPS)) / 5
     assert s["log_loss"] == pytest.approx(ll)
     assert s["count"] == 5 and s["win_rate"] == pytest.approx(0.6)
+    assert s["mean_predicted_won"] == pytest.approx(0.7)  # (0.15 + 0.95 + 1.0) / 3
+    assert s["mean_predicted_lost"] == pytest.approx(0.1)  # (0.05 + 0.15) / 2
 
 
 def test_calibrated_predictor_has_no_calibration_error():
