@@ -28,7 +28,7 @@ from nogobot.tournament.openings import (Candidate, OpeningError, canonical, loa
                                          make_suite, resolve_suite, suite_sgf)
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import GameResult
-from nogobot.tournament.runner import report_folder
+from nogobot.tournament.display import report_folder
 from nogobot.tournament.spec import SpecError, parse_spec
 
 

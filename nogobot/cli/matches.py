@@ -192,11 +192,11 @@ def tournament_cmd(spec_path: str, jobs: int | None, out: str | None, games: int
 def tournament_report_cmd(folder: str) -> None:
     """Print a results folder's tables (standings, pairings, the match's pairs, Elo interval
     and SPRT) without a spec and without writing anything."""
-    from ..tournament.runner import TournamentError, report_folder
+    from ..tournament.display import ReportError, report_folder
 
     try:
         report_folder(folder)
-    except TournamentError as e:
+    except ReportError as e:
         raise click.ClickException(str(e)) from None
 
 

@@ -341,3 +341,12 @@ def match_stats(records: list[dict], test: str, base: str, sprt=None) -> MatchSt
     if sprt is not None:
         st.llr = llr(st.penta, sprt) if st.pairs else 0.0
     return st
+
+
+def two_engine_stats(spec, records: list[dict]) -> MatchStats | None:
+    """``match_stats`` of a two-engine spec (its tested engine first, with its SPRT, if any);
+    None for more engines."""
+    if len(spec.engines) != 2:
+        return None
+    test, base = spec.sprt_engines()
+    return match_stats(records, test, base, spec.sprt)
