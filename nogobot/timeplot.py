@@ -87,7 +87,7 @@ def parse_log(text: str, source: str = "log") -> TimeSeries:
     return ts
 
 
-SEARCH_LINE = re.compile(r"mcts: \S+ winrate ([\d.]+)")
+SEARCH_LINE = re.compile(r"(?:mcts|rave): \S+ winrate ([\d.]+)")  # the engine's, rave's
 DECIDED = (0.02, 0.98)  # a win rate outside this range counts as a decided game
 
 
@@ -106,7 +106,7 @@ class ClockUse:
     proof: str | None  # "win" or "loss": the first proof's verdict
     least_left: float
     longest: float
-    rated: bool  # the log gave win rates (``mcts:`` lines), so "undecided" means something
+    rated: bool  # the log gave win rates (``mcts:`` or ``rave:`` lines): "undecided" means something
 
     @property
     def undecided_share(self) -> float:

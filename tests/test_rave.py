@@ -216,7 +216,7 @@ def test_the_endgame_solver_plays_proven_wins():
             continue
         agent = RaveAgent(playouts=50_000, seed=seed, warmup=False)  # 100,000 solver nodes
         move = agent.select_move(board)
-        assert agent.last_result.reason in ("solver", "win-at-once")
+        assert agent.last_result.reason in ("solver: win", "win-at-once")
         after = board.copy()
         after.play(int(move))
         assert after.num_legal() == 0 or solve(after, 2_000_000).result == LOSS
@@ -231,4 +231,4 @@ def test_without_the_solver_rave_searches_to_the_end():
     agent = RaveAgent(playouts=500, seed=1, warmup=False, solver=False)
     assert agent.solver_zones.exact == 0
     agent.select_move(board)
-    assert agent.last_result.reason != "solver"
+    assert not agent.last_result.reason.startswith("solver")

@@ -95,6 +95,21 @@ def test_clock_use_counts_the_clock_until_the_first_decided_move():
     assert second.decided_at is None and second.proof is None
 
 
+RAVE_LOG = """rave: E5 winrate 0.512 sims 90000 (60,000/s) kept 0 nodes 1 time 1.50s stop: planned
+time: white move 2 E5: planned 1.50s max 3.00s used 1.50s left 58.5s main
+rave: D4 winrate 0.480 sims 90000 (60,000/s) kept 0 nodes 1 time 2.50s stop: time
+time: white move 4 D4: planned 1.50s max 3.00s used 2.50s left 56.0s main
+rave: C3 winrate 0.000 sims 0 (0/s) kept 0 nodes 5000 time 0.50s stop: solver: loss
+time: white move 6 C3: planned 2.00s max 4.00s used 0.50s left 55.5s main
+"""
+
+
+def test_clock_use_reads_rave_logs():
+    (game,) = timeplot.clock_use(RAVE_LOG)
+    assert game.rated and game.decided_at == 6 and game.undecided == 4.0
+    assert game.proof == "loss" and game.used == 4.5
+
+
 def test_clock_report_reads_a_tournament_folders_logs(tmp_path):
     import json
 

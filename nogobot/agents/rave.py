@@ -163,7 +163,7 @@ class RaveResult:
     simulations: int
     seconds: float
     winrate: float  # of the move played, for the side to move
-    reason: str  # planned, time, playouts, proven, win-at-once, stop
+    reason: str  # planned, time, playouts, proven, solver: win|loss, win-at-once, only-move, stop
     reused: int  # root visits kept from the last search
     nodes: int
 
@@ -249,8 +249,9 @@ class RaveAgent(SearchAgent):
             solved = self._solve(board, maximum, t0)
             if solved.result != UNKNOWN:
                 result = RaveResult(solved.move, 0, time.perf_counter() - t0,
-                                    1.0 if solved.result == WIN else 0.0, "solver", 0,
-                                    solved.nodes)
+                                    1.0 if solved.result == WIN else 0.0,
+                                    "solver: win" if solved.result == WIN else "solver: loss",
+                                    0, solved.nodes)
                 self._finish(board, result)
                 return solved.move
             avoid = {m for m, r in solved.move_results.items() if r == LOSS}
