@@ -67,6 +67,22 @@ def test_fitted_temperature_undoes_overconfidence():
     assert cal.fit_temperature(1 / (1 + np.exp(-z)), y) == pytest.approx(1.0, abs=0.05)
 
 
+def test_fitted_colour_offset_undoes_a_bias_for_black():
+    rng = np.random.default_rng(3)
+    z = rng.normal(0, 1.5, 100_000)
+    black = rng.random(len(z)) < 0.5
+    y = (rng.random(len(z)) < 1 / (1 + np.exp(-z))).astype(float)
+    biased = 1 / (1 + np.exp(-(z + 0.6 * black)))  # black to move rated 0.6 logits too high
+    w = cal.fit_logistic(cal.colour_features(biased, black), y)
+    assert w == pytest.approx([1.0, -0.6, 0.0], abs=0.06)
+    assert cal.scores(biased[black], y[black])["ece"] > 0.08
+    fixed = cal.with_colour(biased, black, w)
+    assert cal.scores(fixed[black], y[black])["ece"] < 0.015
+    # A temperature alone cannot remove it.
+    t = cal.fit_temperature(biased, y)
+    assert cal.scores(cal.scaled(biased, t)[black], y[black])["ece"] > 0.05
+
+
 def test_phases_from_bands():
     assert cal.phases(81, cal.BANDS_9X9) == [(81, 61), (60, 41), (40, 29), (28, 0)]
     assert cal.default_bands(9) == (61, 41, 29)
@@ -206,6 +222,17 @@ def test_cli_end_to_end(tmp_path, tiny_model):
     assert overall["root"]["mean_predicted"] == pytest.approx(0.25)
     assert "wrote" in res.output and ("cal.png" in res.output or "matplotlib" in res.output)
     assert not list(tmp_path.glob("*.tmp"))
+    # The fixes fitted here, scored on the same games by a second run: the same numbers.
+    again = tmp_path / "again.json"
+    res = CliRunner().invoke(main, ["train", "calibration", str(data), "--model",
+                                    str(tiny_model), "--size", "5", "--fit-from", str(out),
+                                    "--json", str(again)])
+    assert res.exit_code == 0, res.output
+    assert f"Fixes fitted on {out}" in res.output
+    moved = json.loads(again.read_text())["phases"][-1]["transfer"]
+    assert moved["T"] == overall["fit"]["T"]
+    p = cal.scaled(value, overall["fit"]["T"])
+    assert moved["with_T"]["brier"] == pytest.approx(float(np.mean((p - won) ** 2)), abs=1e-6)
 
 
 def test_cli_bad_input(tmp_path, tiny_model):
@@ -222,3 +249,7 @@ def test_cli_bad_input(tmp_path, tiny_model):
     res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
                                str(tmp_path / "none.onnx")])
     assert res.exit_code == 1 and "none.onnx" in res.output
+    (tmp_path / "x.json").write_text("[]")
+    res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
+                               str(tiny_model), "--fit-from", str(tmp_path / "x.json")])
+    assert res.exit_code == 1 and "x.json: not a calibration JSON" in res.output

@@ -198,6 +198,9 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
 @click.option("--player", "players", multiple=True, metavar="NAME",
               help="Only positions with this player to move (SGF PB/PW; repeatable), e.g. the "
                    "engine's own view of its games.")
+@click.option("--fit-from", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Also score the fixes fitted in an earlier --json (e.g. fitted on "
+                   "self-play, scored on tournament games).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="onnxruntime threads.")
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1),
@@ -206,8 +209,8 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
               help="Write the numbers (bins, scores, fitted temperatures) to this JSON file.")
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
               help="Draw reliability curves per phase to this PNG (needs matplotlib).")
-def train_calibration_cmd(records, model, size, bands, players, threads, batch, json_out,
-                          plot_out) -> None:
+def train_calibration_cmd(records, model, size, bands, players, fit_from, threads, batch,
+                          json_out, plot_out) -> None:
     """Measure the value head's calibration: its predicted win probability against who won,
     by game phase, over game RECORDS (.npz shards, SGF files or collections, or folders)."""
     from rich.console import Console
@@ -226,7 +229,7 @@ def train_calibration_cmd(records, model, size, bands, players, threads, batch, 
                                      param_hint="--bands") from None
     try:
         result = measure(path, records, size=size, bands=band_list, threads=threads,
-                         batch=batch, players=players)
+                         batch=batch, players=players, fit_from=fit_from)
     except (CalibrationError, ModelError) as e:
         raise click.ClickException(str(e)) from None
     render(result, Console())

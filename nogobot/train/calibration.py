@@ -10,8 +10,10 @@ This module owns the measurement behind ``nogobot train calibration``:
 - **metrics**: ``calibration`` bins the predictions into 10 equal-width probability bins per game
   phase (bands of empty points) and scores them: Brier score, log loss and expected calibration
   error (ECE, the count-weighted mean gap between a bin's mean prediction and its win rate);
-  ``fit_temperature`` fits one temperature for the value logit per phase on half of the games
-  and scores it on the other half, the simplest fix a calibration error would call for;
+  ``fit_temperature`` fits one temperature for the value logit per phase, and ``fit_logistic``
+  a temperature with an offset for black to move, on half of the games, and both are scored on
+  the other half (or on another data set: ``--fit-from``), the simplest fixes a calibration
+  error would call for;
 - ``measure`` does all of it for the command; ``calibration_report`` shows the result.
 
 Needs numpy, onnxruntime and sgfmill only (no torch): it reads what the engine's evaluator
@@ -20,7 +22,7 @@ reads, so it measures the net exactly as the engine uses it.
 
 from __future__ import annotations
 
-import math
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,32 +296,53 @@ def scaled(p: np.ndarray, temperature: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-logit(p) / temperature))
 
 
-def fit_temperature(p: np.ndarray, y: np.ndarray) -> float:
-    """The temperature T minimising the log loss of sigmoid(logit(p) / T) against ``y``.
+def _log_loss_of(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+    s = x @ w  # log(1 + e^-s) and log(1 + e^s) without overflow
+    return float(np.mean(y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s)))
 
-    The loss is convex in 1/T (a one-weight logistic regression), so a golden-section search
-    over 1/T in [0.02, 20] finds its minimum."""
-    z = logit(p)
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
+    """The weights w minimising the log loss of sigmoid(x @ w) against ``y`` (x [n, k]).
+
+    Newton's method with step halving; the tiny ridge keeps w finite when the data are
+    separable (a prediction that is never wrong)."""
+    x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
-
-    def loss(a: float) -> float:
-        s = a * z  # log(1 + e^-s) and log(1 + e^s) without overflow
-        return float(np.mean(y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s)))
-
-    lo, hi = 0.02, 20.0
-    g = (math.sqrt(5) - 1) / 2
-    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = loss(a), loss(b)
-    for _ in range(80):
-        if fa < fb:
-            hi, b, fb = b, a, fa
-            a = hi - g * (hi - lo)
-            fa = loss(a)
+    w = np.zeros(x.shape[1])
+    loss = _log_loss_of(w, x, y)
+    for _ in range(50):
+        q = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (q - y) / len(y) + ridge * w
+        hess = (x.T * (q * (1 - q))) @ x / len(y) + ridge * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        for _ in range(30):
+            new = w - step
+            new_loss = _log_loss_of(new, x, y)
+            if new_loss <= loss:
+                break
+            step = step / 2
         else:
-            lo, a, fa = a, b, fb
-            b = lo + g * (hi - lo)
-            fb = loss(b)
-    return 1.0 / ((lo + hi) / 2)
+            break
+        w, done = new, loss - new_loss < 1e-12
+        loss = new_loss
+        if done:
+            break
+    return w
+
+
+def fit_temperature(p: np.ndarray, y: np.ndarray) -> float:
+    """The temperature T minimising the log loss of sigmoid(logit(p) / T) against ``y``."""
+    return float(1.0 / fit_logistic(logit(p)[:, None], y)[0])
+
+
+def colour_features(p: np.ndarray, black: np.ndarray) -> np.ndarray:
+    """[logit, black to move, 1] per position: a temperature, a colour offset and a bias."""
+    return np.stack([logit(p), np.asarray(black, np.float64), np.ones(len(p))], axis=1)
+
+
+def with_colour(p: np.ndarray, black: np.ndarray, w) -> np.ndarray:
+    """``p`` recalibrated by ``fit_logistic`` weights over ``colour_features``."""
+    return 1.0 / (1.0 + np.exp(-(colour_features(p, black) @ np.asarray(w, np.float64))))
 
 
 def default_bands(size: int) -> tuple[int, ...]:
@@ -338,10 +361,12 @@ def phases(area: int, bands) -> list[tuple[int, int]]:
     return list(zip(tops, lows + [0]))
 
 
-def calibration(pred: Predictions, area: int, bands) -> dict:
+def calibration(pred: Predictions, area: int, bands, fitted: dict | None = None) -> dict:
     """The whole measurement: per phase and overall, the bins and scores of the value head,
-    of the search's root value where recorded, and the temperature fitted on a random half of
-    the games with its scores on the other half (held out)."""
+    of the search's root value where recorded, and two fixes fitted on a random half of the
+    games and scored on the other half (held out): a temperature, and a temperature with an
+    offset for black to move and a bias. ``fitted`` (phase name -> {"T", "colour"}, from an
+    earlier measurement) is scored on all positions too."""
     # A random half, not the even games: a tournament's paired openings alternate colours and
     # engines game by game, so even and odd games are different populations.
     fit_games = np.random.default_rng(0).random(pred.games) < 0.5
@@ -364,28 +389,47 @@ def calibration(pred: Predictions, area: int, bands) -> dict:
         held = ~fit
         if fit.any() and held.any() and 0 < y[fit].mean() < 1:
             t = fit_temperature(p[fit], y[fit])
-            entry["temperature"] = {"T": t, "fit_positions": int(fit.sum()),
-                                    "held_out_before": scores(p[held], y[held]),
-                                    "held_out_after": scores(scaled(p[held], t), y[held])}
+            w = fit_logistic(colour_features(p[fit], black[fit]), y[fit])
+            entry["fit"] = {"T": t, "colour": w.tolist(), "fit_positions": int(fit.sum()),
+                            "held_out": scores(p[held], y[held]),
+                            "held_out_T": scores(scaled(p[held], t), y[held]),
+                            "held_out_colour": scores(with_colour(p[held], black[held], w),
+                                                      y[held])}
+        old = (fitted or {}).get(entry["name"])
+        if old:  # fits from another measurement (--fit-from), scored on all of these positions
+            entry["transfer"] = {"T": old["T"], "colour": old["colour"],
+                                 "with_T": scores(scaled(p, old["T"]), y),
+                                 "with_colour": scores(with_colour(p, black, old["colour"]), y)}
         if entry["count"]:
             out_phases.append(entry)
     return {"positions": int(len(pred.predicted)), "games": pred.games, "phases": out_phases}
 
 
+def fits_of(path) -> dict:
+    """Phase name -> the fits of an earlier measurement's JSON (``--fit-from``)."""
+    try:
+        result = json.loads(Path(path).read_text())
+        return {ph["name"]: ph["fit"] for ph in result["phases"] if "fit" in ph}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise CalibrationError(f"{path}: not a calibration JSON ({e})") from None
+
+
 def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
-            batch: int = 256, players=()) -> dict:
+            batch: int = 256, players=(), fit_from=None) -> dict:
     """Read the records behind ``paths``, evaluate them with the model at ``model_path`` and
     return the whole measurement (``calibration`` plus what was measured and skipped)."""
     from ..inference import load_evaluator
 
     bands = tuple(bands) if bands else default_bands(size)
     phases(size * size, bands)  # a bad band stops here, before any network loads
+    fitted = fits_of(fit_from) if fit_from else None
     evaluator = load_evaluator(model_path, device="cpu", threads=threads, warmup_size=size)
     skipped = Skipped()
     pred = collect(read_games(paths, size, skipped, tuple(players)), evaluator, batch)
     result = {"model": Path(model_path).stem, "model_path": str(model_path),
               "sources": [os.fspath(p) for p in paths], "size": size,
               "players": list(players),
-              "bands": list(bands), **calibration(pred, size * size, bands),
+              "bands": list(bands), "fit_from": fit_from and str(fit_from),
+              **calibration(pred, size * size, bands, fitted),
               "skipped": skipped.counts, "skipped_examples": skipped.examples}
     return result

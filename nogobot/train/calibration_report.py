@@ -1,6 +1,7 @@
 """The value-calibration report: the measurement of ``calibration.measure`` as rich tables
-(scores by phase; the search's root value and the fitted temperature; by colour to move; the
-reliability bins), as a JSON file, and as reliability curves (PNG, when matplotlib is there)."""
+(scores by phase; the search's root value where shards hold it; the fitted fixes, held out and
+from ``--fit-from``; by colour to move; the reliability bins), as a JSON file, and as
+reliability curves (PNG, when matplotlib is there)."""
 
 from __future__ import annotations
 
@@ -15,59 +16,74 @@ def _f(x, fmt: str = ".3f") -> str:
     return "-" if x is None else format(x, fmt)
 
 
-def render(result: dict, console) -> None:
-    """The measurement as four rich tables (see the module docstring), then what was skipped."""
+def _table(title: str, columns, rows):
+    """A compact rich table (80 columns hold nine of these number columns)."""
     from rich import box
     from rich.table import Table
 
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i == 0 else "right")
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
+def _fix_row(name: str, params: dict, before: dict, with_t: dict, with_colour: dict) -> list:
+    """One phase's fixes: T, the colour offset, and log loss and ECE as is / with each fix."""
+    return [name, _f(params["T"], ".2f"), _f(params["colour"][1], "+.2f"),
+            *(_f(d.get(k)) for k in ("log_loss", "ece") for d in (before, with_t, with_colour))]
+
+
+FIX_COLUMNS = ("empty points", "T", "black offset", "log loss", "with T", "with colour", "ECE",
+               "with T", "with colour")
+
+
+def render(result: dict, console) -> None:
+    """The measurement as rich tables (see the module docstring), then what was skipped."""
+    phases = result["phases"]
     who = f", {' or '.join(result['players'])} to move" if result.get("players") else ""
-    t = Table(title=f"Value calibration: {result['model']}, {result['games']:,} games, "
-                    f"{result['positions']:,} positions ({result['size']}x{result['size']}{who})",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
     # "pred" is the mean prediction: over all positions, then over the games won / lost.
-    for col in ("empty points", "n", "pred", "won", "pred if won", "pred if lost", "Brier",
-                "log loss", "ECE"):
-        t.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        t.add_row(ph["name"], f"{ph['count']:,}", _f(ph["mean_predicted"]), _f(ph["win_rate"]),
-                  _f(ph["mean_predicted_won"]), _f(ph["mean_predicted_lost"]), _f(ph["brier"]),
-                  _f(ph["log_loss"]), _f(ph["ece"]))
-    console.print(t)
-    f = Table(title="Search root value; a temperature fitted per phase on half the games, "
-                    "scored on the other half", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
-    for col in ("empty points", "root Brier", "root ECE", "T", "log loss held out",
-                "with T", "ECE held out", "with T"):
-        f.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        root, temp = ph.get("root"), ph.get("temperature")
-        before, after = (temp["held_out_before"], temp["held_out_after"]) if temp else ({}, {})
-        f.add_row(ph["name"], _f(root and root["brier"]), _f(root and root["ece"]),
-                  _f(temp and temp["T"], ".2f"), _f(before.get("log_loss")),
-                  _f(after.get("log_loss")), _f(before.get("ece")), _f(after.get("ece")))
-    console.print(f)
-    c = Table(title="By colour to move", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
-    for col in ("empty points", "black n", "pred", "won", "ECE", "white n", "pred", "won",
-                "ECE"):
-        c.add_column(col, justify="left" if col == "empty points" else "right")
-    for ph in result["phases"]:
-        row = [ph["name"]]
-        for s in (ph["black_to_move"], ph["white_to_move"]):
-            row += [f"{s['count']:,}", _f(s.get("mean_predicted")), _f(s.get("win_rate")),
-                    _f(s.get("ece"))]
-        c.add_row(*row)
-    console.print(c)
-    r = Table(title="Reliability: observed win rate (positions) per predicted-probability bin",
-              box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
-    r.add_column("predicted")
-    for ph in result["phases"]:
-        r.add_column(ph["name"], justify="right")
-    for b in range(BINS):
-        row = [f"{b / BINS:.1f}-{(b + 1) / BINS:.1f}"]
-        for ph in result["phases"]:
-            cell = ph["bins"][b]
-            row.append("" if not cell["count"] else f"{cell['win_rate']:.2f} ({cell['count']:,})")
-        r.add_row(*row)
-    console.print(r)
+    console.print(_table(
+        f"Value calibration: {result['model']}, {result['games']:,} games, "
+        f"{result['positions']:,} positions ({result['size']}x{result['size']}{who})",
+        ("empty points", "n", "pred", "won", "pred if won", "pred if lost", "Brier", "log loss",
+         "ECE"),
+        [[ph["name"], f"{ph['count']:,}", *(_f(ph[k]) for k in (
+            "mean_predicted", "win_rate", "mean_predicted_won", "mean_predicted_lost", "brier",
+            "log_loss", "ece"))] for ph in phases]))
+    if any("root" in ph for ph in phases):
+        console.print(_table(
+            "The search's root value (recorded in the shards) on the same positions",
+            ("empty points", "n", "root Brier", "root log loss", "root ECE", "net Brier",
+             "net ECE"),
+            [[ph["name"], f"{ph['root']['count']:,}", _f(ph["root"]["brier"]),
+              _f(ph["root"]["log_loss"]), _f(ph["root"]["ece"]), _f(ph["root"]["net"]["brier"]),
+              _f(ph["root"]["net"]["ece"])] for ph in phases if "root" in ph]))
+    console.print(_table(
+        "Fixes fitted on a random half of the games, scored on the other half",
+        FIX_COLUMNS, [_fix_row(ph["name"], ph["fit"], ph["fit"]["held_out"],
+                               ph["fit"]["held_out_T"], ph["fit"]["held_out_colour"])
+                      for ph in phases if "fit" in ph]))
+    if any("transfer" in ph for ph in phases):
+        console.print(_table(
+            f"Fixes fitted on {result['fit_from']}, scored on all of these positions",
+            FIX_COLUMNS, [_fix_row(ph["name"], ph["transfer"], ph, ph["transfer"]["with_T"],
+                                   ph["transfer"]["with_colour"])
+                          for ph in phases if "transfer" in ph]))
+    console.print(_table(
+        "By colour to move", ("empty points", "black n", "pred", "won", "ECE", "white n", "pred",
+                              "won", "ECE"),
+        [[ph["name"], *(v for s in (ph["black_to_move"], ph["white_to_move"]) for v in (
+            f"{s['count']:,}", _f(s.get("mean_predicted")), _f(s.get("win_rate")),
+            _f(s.get("ece"))))] for ph in phases]))
+    console.print(_table(
+        "Reliability: observed win rate (positions) per predicted-probability bin",
+        ("predicted", *(ph["name"] for ph in phases)),
+        [[f"{b / BINS:.1f}-{(b + 1) / BINS:.1f}", *(
+            "" if not ph["bins"][b]["count"] else
+            f"{ph['bins'][b]['win_rate']:.2f} ({ph['bins'][b]['count']})" for ph in phases)]
+         for b in range(BINS)]))
     for why, n in result["skipped"].items():
         console.print(f"skipped {n:,} games: {why} (first: {result['skipped_examples'][why]})")
 
