@@ -8,6 +8,7 @@ the subtree it reuses, leaves the board untouched and answers ``genmove`` throug
 """
 
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -200,9 +201,37 @@ def test_gtp_genmove_through_the_client():
         gtp.close()
 
 
+def test_gtp_pondering_and_its_option():
+    """``nogobot agent rave --ponder`` thinks between its moves and still answers in time; the
+    option is refused for agents that cannot ponder."""
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+    from nogobot.tournament.gtp_client import GtpProcess
+
+    result = CliRunner().invoke(main, ["agent", "greedy", "--ponder"])
+    assert result.exit_code != 0 and "only rave" in result.output
+    gtp = GtpProcess([sys.executable, "-m", "nogobot", "agent", "rave", "--seconds", "0.3",
+                      "--ponder", "--seed", "1", "--quiet"], name="rave")
+    try:
+        board = Board(7)
+        for cmd in ("boardsize 7", "clear_board"):
+            assert gtp.command(cmd, timeout=120)[0]
+        for _ in range(3):
+            ok, answer, _ = gtp.command("genmove b", timeout=120)
+            assert ok
+            board.play(coords.from_gtp(answer, 7))
+            time.sleep(0.3)  # rave ponders on white's time
+            reply = int(board.legal_moves()[0])
+            assert gtp.command(f"play w {coords.to_gtp(reply, 7)}", timeout=30)[0]
+            board.play(reply)
+    finally:
+        gtp.close()
+
+
 def test_the_endgame_solver_plays_proven_wins():
     """Within the solver's zone rave answers from the exact solver: whenever the position is
-    win the solver proves within the agent's node budget (two nodes a simulation), its move
+    a win the solver proves within the agent's node budget (two nodes a simulation), its move
     wins: the position after it is proven lost for the opponent."""
     from nogobot.solver import LOSS, WIN, solve
 

@@ -176,14 +176,18 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
               help="rave: independent searches at once (root parallelism; default 1).")
 @click.option("--depth", default=None, type=click.IntRange(min=1),
               help="alphabeta: maximum search depth.")
+@click.option("--ponder", is_flag=True,
+              help="rave: think on the opponent's time (the tree is kept for the next move).")
 @seed_option(help="Random seed.")
 @quiet_option()
 def agent_cmd(name: str, playouts: int | None, seconds: float | None,
               game_seconds: float | None, threads: int | None, depth: int | None,
-              seed: int | None, quiet: bool) -> None:
+              ponder: bool, seed: int | None, quiet: bool) -> None:
     """Run a baseline agent as a GTP engine (random, greedy, rollout, alphabeta, rave)."""
     if threads is not None and name != "rave":
         raise click.UsageError(f"agent {name!r} does not take --threads (only rave does)")
+    if ponder and name != "rave":
+        raise click.UsageError(f"agent {name!r} does not take --ponder (only rave does)")
     try:
         # Built (and its numba kernels loaded) before the first command, not in a timed genmove.
         agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
@@ -197,7 +201,7 @@ def agent_cmd(name: str, playouts: int | None, seconds: float | None,
     from ..gtp import serve
 
     raise SystemExit(serve(lambda: agent, name=f"nogobot-{name}", quiet=quiet, network=False,
-                           time_control=time_control(game_seconds, None, None)))
+                           time_control=time_control(game_seconds, None, None), ponder=ponder))
 
 
 @click.command("warmup")
