@@ -98,12 +98,18 @@ class GameCollection:
     def __init__(self, folder: Path):
         self.path = Path(folder) / GAMES
         self._lock = threading.Lock()
+        self._cache: list[tuple[str, bytes]] | None = None  # what the file holds, once read
 
     def _games(self) -> list[tuple[str, bytes]]:
-        return split_collection(self.path.read_bytes()) if self.path.is_file() else []
+        # Parsed once per run: parsing the whole collection again for every game would cost
+        # seconds a game in a long match.
+        if self._cache is None:
+            self._cache = split_collection(self.path.read_bytes()) if self.path.is_file() else []
+        return list(self._cache)
 
     def _write(self, games: list[tuple[str, bytes]]) -> None:
         write_atomic(self.path, b"\n".join(g.strip() for _, g in games) + b"\n")
+        self._cache = list(games)
 
     def add(self, game_id: str, text: str | bytes) -> None:
         """Add (or replace) game ``game_id``."""

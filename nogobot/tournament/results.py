@@ -311,6 +311,7 @@ def match_stats(records: list[dict], test: str, base: str, sprt=None) -> MatchSt
 
     st = MatchStats(test=test, base=base, sprt=sprt)
     halves: dict[tuple, int] = {}  # pair -> score of the first recorded game
+    snapshots: list[tuple[int, list[int]]] = []  # (games so far, pentanomial) per new pair
     bw = bp = ww = wp = 0
     n = 0
     for r in records:
@@ -330,12 +331,17 @@ def match_stats(records: list[dict], test: str, base: str, sprt=None) -> MatchSt
                 total = halves.pop(pair) + won  # 0, 1 or 2 games won of the pair
                 st.penta[2 * total] += 1
                 st.pairs += 1
+                snapshots.append((n, list(st.penta)))
             else:
                 halves[pair] = int(won)
-        if sprt is not None and st.verdict is None and st.pairs:
-            v = sprt.verdict(llr(st.penta, sprt))
+    if sprt is not None and snapshots:
+        # The LLR changes only when a pair completes: one vectorised call for all of them.
+        ll = np.atleast_1d(llr(np.array([p for _, p in snapshots], dtype=float), sprt))
+        for (games, _), x in zip(snapshots, ll):
+            v = sprt.verdict(float(x))
             if v is not None:
-                st.verdict, st.decided_at = v, n
+                st.verdict, st.decided_at = v, games
+                break
     st.as_black, st.as_white = (bw, bp), (ww, wp)
     st.elo = elo_estimate(st.penta) if st.pairs else elo_estimate([st.losses, 0, st.wins])
     if sprt is not None:

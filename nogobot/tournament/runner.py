@@ -335,10 +335,12 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
                         opening=task.opening.name if task.opening else None)
         rec = {**record_of(task, res, spec, GAMES), **extra}
         with record_lock:
+            ms = two_engine_stats(spec, records + new_records + [rec])
+            if ms is not None and ms.sprt is not None:  # the test as this game left it
+                rec["sprt"] = {"llr": round(ms.llr, 4), "pentanomial": list(ms.penta)}
             collection.add(gid, text)
             results.append(rec)  # the commit point
             new_records.append(rec)
-            ms = two_engine_stats(spec, records + new_records)
         with view.lock:
             view.done += 1
             view.score[res.winner_name][0] += 1
@@ -350,7 +352,8 @@ def _play_all(spec, todo, total, records, results, out, jobs, names, plot, conso
                 f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
                                             ("no_legal_move",) else ""))
         if ms is not None and ms.sprt is not None:
-            line += f"; LLR {ms.llr:.2f} [{ms.sprt.lower:.2f}, {ms.sprt.upper:.2f}]"
+            line += (f"; {ms.wins}-{ms.losses}, Elo {ms.elo.text()}, LLR {ms.llr:.2f} "
+                     f"[{ms.sprt.lower:.2f}, {ms.sprt.upper:.2f}]")
         console.print(line, highlight=False, markup=False)
         if ms is not None and ms.verdict is not None and not halt.is_set():
             halt.set()
