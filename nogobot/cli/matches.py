@@ -163,7 +163,7 @@ def tournament_cmd(spec_path: str, jobs: int | None, out: str | None, games: int
                    ray_address: str | None, reserve_timeout: float) -> None:
     """Round robin or gauntlet between GTP engines, refereed, with SGF, Elo and resume."""
     from ..tournament.runner import TournamentError, run_tournament
-    from ..tournament.spec import SpecError, load_spec
+    from ..tournament.spec import SPRT_GAMES, SpecError, load_spec
     from ..tournament.sprt import SprtError, parse_sprt
 
     try:
@@ -171,6 +171,8 @@ def tournament_cmd(spec_path: str, jobs: int | None, out: str | None, games: int
         if sprt is not None:
             spec.sprt = parse_sprt([sprt])
             spec.check_sprt()
+            if not spec.games_given:
+                spec.games = SPRT_GAMES  # the test, not a count, ends the match
         ray_address = None if report else ray_address
         with on_ray(ray_address):
             executor = None

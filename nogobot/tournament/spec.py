@@ -21,7 +21,8 @@ Example (every key but ``engines`` is optional)::
                                # colours swapped (games 2j and 2j+1 are a pair)
     sprt: {elo0: 0, elo1: 50, alpha: 0.05, beta: 0.05, model: normalized}
                                # two engines only: stop when the test is decided; `games` is
-                               # then the most games to play (sprt.py: what the fields mean)
+                               # then the most games to play (default 1000; sprt.py: what the
+                               # fields mean)
     engines:
       random: nogobot agent random --seed {seed}   # a command line (shell-like quoting) ...
       rollout:                                     # ... or a mapping
@@ -63,6 +64,7 @@ TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", 
 TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
 TIME_KINDS = ("sudden_death", "byoyomi", "per_move", "none")  # clock.py: what each one is
 ENGINE_KEYS = {"command", "threads", "env", "cwd", "time"}
+SPRT_GAMES = 1000  # games per pairing when an SPRT match names no `games`: the test stops it
 
 
 class SpecError(ValueError):
@@ -103,6 +105,7 @@ class TournamentSpec:
     time: RefereeTimeControl = field(default_factory=RefereeTimeControl)
     startup_timeout: float = 120.0
     command_timeout: float = 30.0
+    games_given: bool = True  # False: `games` is the default (an --sprt run raises it)
     sprt: SprtConfig | None = None
     openings_path: str | None = None  # the suite file, resolved
     openings: list[Opening] = field(default_factory=list)
@@ -321,7 +324,8 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
         description=ck.string(d, "description", (), ""),
         board_size=board_size,
         format=fmt, gauntlet=gauntlet,
-        games=ck.number(d, "games", (), 2, integer=True, lo=1),
+        games=ck.number(d, "games", (), SPRT_GAMES if sprt else 2, integer=True, lo=1),
+        games_given=d.get("games") is not None,
         jobs=ck.number(d, "jobs", (), 1, integer=True, lo=1),
         anchor=anchor,
         anchor_elo=float(ck.number(d, "anchor_elo", (), 0.0)),
