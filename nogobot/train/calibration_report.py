@@ -93,8 +93,8 @@ def write_json(result: dict, path) -> None:
 
 
 def plot(result: dict, path) -> str | None:
-    """Reliability curves per phase as PNG (atomic write); returns a one-line message instead
-    when matplotlib is missing."""
+    """Reliability curves per phase (bins of 10 positions or more, dots sized by count) as PNG,
+    written atomically; returns a one-line message instead when matplotlib is missing."""
     try:
         import matplotlib
 
@@ -106,18 +106,24 @@ def plot(result: dict, path) -> str | None:
     fig, ax = plt.subplots(figsize=(6, 6))
     ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--", label="perfect")
     for ph in result["phases"]:
-        pts = [(b["mean_predicted"], b["win_rate"], b["count"]) for b in ph["bins"] if b["count"]]
+        # A bin of a handful of positions would draw a spike that means nothing.
+        pts = [(b["mean_predicted"], b["win_rate"], b["count"]) for b in ph["bins"]
+               if b["count"] >= 10]
         if not pts:
             continue
         x, y, n = zip(*pts)
         style = dict(color="black", lw=2) if ph["name"] == "all" else {}
         line, = ax.plot(x, y, marker="o", ms=3,
-                        label=f"{ph['name']} empty (ECE {ph['ece']:.3f}, n={ph['count']:,})",
+                        label=f"{ph['name'] if ph['name'] == 'all' else ph['name'] + ' empty'}"
+                              f" (ECE {ph['ece']:.3f}, n={ph['count']:,})",
                         **style)
         ax.scatter(x, y, s=[max(4.0, 200 * c / ph["count"]) for c in n], color=line.get_color(),
                    alpha=0.4)
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="predicted win probability (side to move)",
-           ylabel="observed win rate", title=f"Value calibration: {result['model']}")
+           ylabel="observed win rate",
+           title=f"Value calibration: {result['model']}, {result['games']:,} games"
+                 + (f" ({' or '.join(result['players'])} to move)" if result.get("players")
+                    else ""))
     ax.legend(loc="upper left", fontsize=8)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
