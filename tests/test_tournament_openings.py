@@ -204,3 +204,18 @@ def test_pack_refuses_to_lose_games(tmp_path):
     with pytest.raises(ValueError, match="results.jsonl does not"):
         pack_folder(folder)
     assert (folder / "sgf" / "001-a-vs-b.sgf").is_file() and not (folder / "games.sgf").exists()
+
+
+def test_a_rerun_on_an_old_folder_converts_it_first(tmp_path):
+    from nogobot.tournament.runner import run_tournament
+
+    folder = old_folder(tmp_path)
+    before = figures(folder)
+    spec = parse_spec({"engines": {"a": "x", "b": "y"}, "games": 4,
+                       "time": {"kind": "sudden_death", "main": 60}})
+    buf = io.StringIO()
+    assert run_tournament(spec, out=folder, check=False,
+                          console=Console(file=buf, width=200, color_system=None)) == 0
+    assert "older layout converted (4 games" in buf.getvalue()
+    assert not (folder / "sgf").exists() and (folder / "games.sgf").is_file()
+    assert figures(folder)[1:] == before[1:]  # the report now also has the match table

@@ -49,7 +49,7 @@ from rich.console import Console
 from rich.live import Live
 
 from ..atomicio import write_atomic
-from .folder import GAMES, GameCollection, pack_logs
+from .folder import GAMES, GameCollection, pack_folder, pack_logs
 from .gtp_client import EngineError, GtpProcess
 from .openings import Opening
 from .records import game_sgf
@@ -258,6 +258,16 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
     tasks = schedule(spec, games)
     done_keys = {tuple(r["key"]) for r in records if "key" in r}
     todo = [t for t in tasks if tuple(t.key) not in done_keys]
+    if not report_only and records and (out / "sgf").is_dir():
+        # A folder of the older layout: convert it first, so games.sgf holds every game.
+        try:
+            done = pack_folder(out)
+        except ValueError as e:
+            raise TournamentError(f"{e} (the folder is of the older layout; `nogobot "
+                                  "tournament pack` converts it)") from None
+        console.print(f"{out}: the older layout converted ({done['games']} games into "
+                      f"{GAMES}, {done['logs']} logs into logs.tar.gz)")
+        records = results.load()
     if not report_only and records:
         dropped = GameCollection(out).sync([r["id"] for r in records])
         if dropped:
