@@ -219,3 +219,26 @@ def test_a_rerun_on_an_old_folder_converts_it_first(tmp_path):
     assert "older layout converted (4 games" in buf.getvalue()
     assert not (folder / "sgf").exists() and (folder / "games.sgf").is_file()
     assert figures(folder)[1:] == before[1:]  # the report now also has the match table
+
+
+def test_openings_command_with_the_shipped_net(tmp_path):
+    """`nogobot openings` end to end at a tiny budget (the net's search, a few seconds)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = tmp_path / "s.sgf"
+    run = subprocess.run([sys.executable, "-m", "nogobot", "openings", "-o", str(out), "--count",
+                          "3", "--playouts", "16", "--band", "0.2-0.8", "--seed", "7"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    suite = load_suite(out, 9)
+    assert [o.name for o in suite] == ["s-001", "s-002", "s-003"]
+    root = sgfmill.Sgf_game.from_coarse_game_tree(
+        sgf_grammar.parse_sgf_collection(out.read_bytes())[0]).get_root()
+    assert "--count 3 --plies 2-6 --playouts 16 --band 0.20-0.80 --seed 7" in root.get("GC")
+    bad = subprocess.run([sys.executable, "-m", "nogobot", "openings", "-o", str(out),
+                          "--plies", "6-2"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and bad.stderr.strip().count("\n") == 0 and "--plies" in bad.stderr
