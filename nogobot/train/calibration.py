@@ -4,7 +4,8 @@ This module owns the measurement behind ``nogobot train calibration``:
 - **positions**: ``read_games`` walks game records (self-play/teacher ``.npz`` shards as
   ``selfplay.GameRecorder`` writes them, SGF files, SGF collections such as a tournament's
   ``games.sgf``) and yields each game's positions, their empty-point count, whether the side to
-  move went on to win, and the search's root value where a shard holds one;
+  move went on to win, and the search's root value where a shard holds one (with ``players``,
+  only the positions where one of the named players is to move: an engine's own view);
 - **prediction**: ``collect`` evaluates the positions with a network in batches and keeps only
   the value head's output (the win probability of the side to move);
 - **metrics**: ``calibration`` bins the predictions into 10 equal-width probability bins per game
