@@ -206,7 +206,7 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1),
               help="Positions per network call.")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False),
-              help="Write the numbers (bins, scores, fitted temperatures) to this JSON file.")
+              help="Write the numbers (bins, scores, fitted fixes) to this JSON file.")
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
               help="Draw reliability curves per phase to this PNG (needs matplotlib).")
 def train_calibration_cmd(records, model, size, bands, players, fit_from, threads, batch,
