@@ -261,3 +261,16 @@ def test_without_the_solver_rave_searches_to_the_end():
     assert agent.solver_zones.exact == 0
     agent.select_move(board)
     assert not agent.last_result.reason.startswith("solver")
+
+
+def test_settings_reach_the_agent_and_bad_ones_are_named():
+    from nogobot.agents.registry import make_agent, parse_rave_settings
+
+    settings = parse_rave_settings(["c_uct=0.1", "p_local=0", "solver=off", "expand_visits=4"])
+    assert settings == {"c_uct": 0.1, "p_local": 0.0, "solver": False, "expand_visits": 4}
+    agent = make_agent("rave", playouts=100, seed=1, settings=settings)
+    assert agent.params[0] == 0.1 and agent.params[2] == 4
+    assert agent.policy == {"p_local": 0.0} and agent.solver_zones.exact == 0
+    for bad in ("c_uct", "nope=1", "expand_visits=2.5", "solver=maybe"):
+        with pytest.raises(ValueError, match="bad rave setting"):
+            parse_rave_settings([bad])

@@ -65,13 +65,47 @@ def _alphabeta(seconds=None, depth=None, seed=None):
     return AlphaBetaAgent(seconds=seconds, max_depth=depth, seed=seed)
 
 
-def _rave(playouts=None, seconds=None, threads=None, seed=None):
+# rave's tunable settings (``nogobot agent rave --set KEY=VALUE``): the agent's own and its
+# rollout policy's (``playout.rollout_scratch``), with their types, so that a tuning match is a
+# tournament spec instead of a script.
+RAVE_SETTINGS = {"c_uct": float, "rave_equiv": float, "expand_visits": int, "p_local": float,
+                 "samples": int, "min_score": int, "solver": bool}
+_POLICY_KEYS = ("p_local", "samples", "min_score")
+
+
+def parse_rave_settings(pairs) -> dict:
+    """``KEY=VALUE`` strings -> typed rave settings; ValueError naming a bad one."""
+    settings = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or key not in RAVE_SETTINGS:
+            raise ValueError(f"bad rave setting {pair!r}: KEY=VALUE with KEY one of "
+                             f"{', '.join(RAVE_SETTINGS)}")
+        kind = RAVE_SETTINGS[key]
+        try:
+            if kind is bool:
+                if text.strip().lower() not in ("0", "1", "true", "false", "on", "off"):
+                    raise ValueError(text)
+                value = text.strip().lower() in ("1", "true", "on")
+            else:
+                value = kind(text)
+        except ValueError:
+            raise ValueError(f"bad rave setting {pair!r}: {key} takes a {kind.__name__}") \
+                from None
+        settings[key] = value
+    return settings
+
+
+def _rave(playouts=None, seconds=None, threads=None, seed=None, settings=None):
     import sys
 
     from .rave import RaveAgent
 
+    options = dict(settings or {})
+    policy = {k: options.pop(k) for k in _POLICY_KEYS if k in options}
     return RaveAgent(playouts=playouts, seconds=seconds, threads=threads or 1, seed=seed,
-                     log=sys.stderr)
+                     log=sys.stderr, policy=policy or None, **options)
 
 
 AGENTS: dict[str, AgentInfo] = {
@@ -85,7 +119,7 @@ AGENTS: dict[str, AgentInfo] = {
         AgentInfo("alphabeta", "iterative-deepening alpha-beta, mobility evaluation",
                   ("seconds", "depth", "seed"), _alphabeta),
         AgentInfo("rave", "MCTS with RAVE and a NoGo rollout policy (classical champion class)",
-                  ("playouts", "seconds", "threads", "seed"), _rave),
+                  ("playouts", "seconds", "threads", "seed", "settings"), _rave),
     )
 }
 

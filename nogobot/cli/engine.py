@@ -178,20 +178,29 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
               help="alphabeta: maximum search depth.")
 @click.option("--ponder", is_flag=True,
               help="rave: think on the opponent's time (the tree is kept for the next move).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="rave: a search or rollout setting (repeatable): c_uct, rave_equiv, "
+                   "expand_visits, p_local, samples, min_score, solver (0/1).")
 @seed_option(help="Random seed.")
 @quiet_option()
 def agent_cmd(name: str, playouts: int | None, seconds: float | None,
               game_seconds: float | None, threads: int | None, depth: int | None,
-              ponder: bool, seed: int | None, quiet: bool) -> None:
+              ponder: bool, settings: tuple[str, ...], seed: int | None, quiet: bool) -> None:
     """Run a baseline agent as a GTP engine (random, greedy, rollout, alphabeta, rave)."""
-    if threads is not None and name != "rave":
-        raise click.UsageError(f"agent {name!r} does not take --threads (only rave does)")
-    if ponder and name != "rave":
-        raise click.UsageError(f"agent {name!r} does not take --ponder (only rave does)")
+    for flag, given in (("--threads", threads is not None), ("--ponder", ponder),
+                        ("--set", bool(settings))):
+        if given and name != "rave":
+            raise click.UsageError(f"agent {name!r} does not take {flag} (only rave does)")
     try:
+        from ..agents.registry import make_agent, parse_rave_settings
+
         # Built (and its numba kernels loaded) before the first command, not in a timed genmove.
-        agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
-                              seed=seed)()
+        if settings:
+            agent = make_agent(name, playouts=playouts, seconds=seconds, seed=seed,
+                               settings=parse_rave_settings(settings))
+        else:
+            agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
+                                  seed=seed)()
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if threads is not None:
