@@ -106,7 +106,7 @@ class ClockUse:
     proof: str | None  # "win" or "loss": the first proof's verdict
     least_left: float
     longest: float
-    rated: bool  # the log gave win rates (``mcts:`` or ``rave:`` lines): "undecided" means something
+    rated: bool  # the log gave win rates (``mcts:``/``rave:`` lines): "undecided" means something
 
     @property
     def undecided_share(self) -> float:
