@@ -28,6 +28,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noq
 
 from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from nogobot.cli import main  # noqa: E402
+from nogobot.tournament.folder import read_log  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 2**20}
@@ -163,7 +164,8 @@ engines:
     for x in recs:
         assert "node" in x and "127.0.0.1" in x["node"]
         assert (out / x["sgf"]).is_file()
-        assert (out / "logs" / f"{x['id']}-B.log").is_file()
+        # The engines' logs, packed into logs.tar.gz when the run ends.
+        assert read_log(out, f"{x['id']}-B.log") is not None
     r = invoke(["tournament", str(spec), "--out", str(out), "--ray", c.address])
     assert "already" in r.output
     assert len((out / "results.jsonl").read_text().splitlines()) == 2

@@ -415,3 +415,35 @@ def test_no_early_stop_when_time_cannot_be_banked():
     assert not last.bankable and SearchStopper(last)(P(0.5, 5000, 4900, 10)) is None
     assert plan_move(TimeControl("canadian", 0, 10.0, 5), ClockState(0, 10.0, 0, 5), 40,
                      40).bankable
+
+
+def _spend_a_game(policy, solver):
+    """Spend a 60 s clock over a 74-ply game whose legal moves fall steadily, each move using
+    its plan; returns the seconds spent (above 61 empty points, from 61 to 29, below)."""
+    tc = TimeControl.sudden_death(60)
+    clock = ClockState.start(tc)
+    spent = [0.0, 0.0, 0.0]
+    for ply in range(0, 74, 2):
+        empty = 81 - ply
+        legal = max(1, int(0.95 * (74 - ply)))
+        budget = plan_move(tc, clock, legal, legal, policy, empty_points=empty, solver=solver)
+        clock.charge(tc, budget.planned)
+        spent[0 if empty > 61 else (1 if empty > 28 else 2)] += budget.planned
+    return spent
+
+
+def test_a_lighter_opening_moves_the_clock_to_the_middle_game():
+    """opening_weight < 1 plans the moves above ``opening_empty`` empty points as a share of a
+    move: less clock in the opening, more in the middle game, about the same in all; 1.0 (the
+    default) changes nothing."""
+    zones = SolverZones(exact=22, reach=26, tries=28)
+    for solver in (NO_SOLVER, zones):
+        even = _spend_a_game(TimePolicy(), solver)
+        light = _spend_a_game(TimePolicy(opening_weight=0.6), solver)
+        assert light[0] < 0.8 * even[0]
+        assert light[1] > even[1]
+        assert sum(light) == pytest.approx(sum(even), rel=0.05)
+    tc = TimeControl.sudden_death(60)
+    same = [plan_move(tc, ClockState.start(tc), 60, 60, TimePolicy(opening_weight=w))
+            for w in (1.0, 0.6)]
+    assert same[0] == same[1]  # without the position's empty points there is no opening

@@ -35,6 +35,9 @@ class Agent(Protocol):
     # hard maximum, early stop); otherwise the GTP layer passes its planned seconds.
     takes_move_budget: bool = False
     solver_zones: SolverZones = NO_SOLVER  # where an endgame solver works (the time plan reads it)
+    # Its own knobs for the time plan (``timecontrol.TimePolicy``), which `nogobot agent` hands
+    # to the GTP layer; None: the defaults.
+    time_policy: Any = None
     last_result: Any = None  # the last search's ``search.SearchResult``, for agents that have one
     seconds: float | None = None  # the default time per move (the ``seconds`` parameter sets it)
 

@@ -42,7 +42,7 @@ from ..board import Board
 from ..playout import rollout_scratch
 from ..solver import (LOSS, SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
                       SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, UNKNOWN, WIN, Solver)
-from ..timecontrol import NO_SOLVER, SolverZones
+from ..timecontrol import NO_SOLVER, SolverZones, TimePolicy
 from .base import SearchAgent
 from .rave_kernels import compact_subtree, rave_batch, winning_move
 
@@ -58,6 +58,7 @@ DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is 
 # Solver nodes per simulation when a move is limited by simulations alone: about half the
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
+OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
@@ -180,7 +181,8 @@ class RaveAgent(SearchAgent):
                  seed: int | None = None, threads: int = 1, log=None, warmup: bool = True,
                  c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
                  expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
-                 policy: dict | None = None, solver: bool = True):
+                 policy: dict | None = None, solver: bool = True,
+                 opening_weight: float = OPENING_WEIGHT):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -198,6 +200,9 @@ class RaveAgent(SearchAgent):
         # SOLVER_MAX_EMPTY empty points; its table is kept from move to move.
         self._solver = Solver(1 << 20) if solver else None
         self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
+        # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
+        # the late middle game, where rave's games are decided (docs/tournaments.md).
+        self.time_policy = TimePolicy(opening_weight=opening_weight)
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:

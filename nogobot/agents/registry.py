@@ -69,7 +69,7 @@ def _alphabeta(seconds=None, depth=None, seed=None):
 # rollout policy's (``playout.rollout_scratch``), with their types, so that a tuning match is a
 # tournament spec instead of a script.
 RAVE_SETTINGS = {"c_uct": float, "rave_equiv": float, "expand_visits": int, "p_local": float,
-                 "samples": int, "min_score": int, "solver": bool}
+                 "samples": int, "min_score": int, "solver": bool, "opening_weight": float}
 _POLICY_KEYS = ("p_local", "samples", "min_score")
 
 

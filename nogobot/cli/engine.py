@@ -179,8 +179,8 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
 @click.option("--ponder", is_flag=True,
               help="rave: think on the opponent's time (the tree is kept for the next move).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
-              help="rave: a search or rollout setting (repeatable): c_uct, rave_equiv, "
-                   "expand_visits, p_local, samples, min_score, solver (0/1).")
+              help="rave: a search, rollout or clock setting (repeatable): c_uct, rave_equiv, "
+                   "expand_visits, p_local, samples, min_score, solver (0/1), opening_weight.")
 @seed_option(help="Random seed.")
 @quiet_option()
 def agent_cmd(name: str, playouts: int | None, seconds: float | None,
@@ -210,7 +210,8 @@ def agent_cmd(name: str, playouts: int | None, seconds: float | None,
     from ..gtp import serve
 
     raise SystemExit(serve(lambda: agent, name=f"nogobot-{name}", quiet=quiet, network=False,
-                           time_control=time_control(game_seconds, None, None), ponder=ponder))
+                           time_control=time_control(game_seconds, None, None), ponder=ponder,
+                           time_policy=agent.time_policy))
 
 
 @click.command("warmup")
