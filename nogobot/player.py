@@ -19,7 +19,7 @@ from .agents import Agent
 from .board import Board
 from .mcts import SearchConfig
 from .search import SearchHooks, SearchLimits, SearchProgress, SearchResult, Searcher
-from .solver import SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY
+from .solver import SOLVER_ZONES
 from .timecontrol import NO_SOLVER, SolverZones
 
 
@@ -50,8 +50,7 @@ class MCTSAgent(Agent):
         ``SOLVER_REACH_EMPTY``; answering at once from ``SOLVER_INSTANT_EMPTY``."""
         if not self.config.use_solver:
             return NO_SOLVER
-        return SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
-                           tries=SOLVER_MAX_EMPTY)
+        return SOLVER_ZONES
 
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:

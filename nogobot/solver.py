@@ -43,10 +43,14 @@ import numpy as np
 from numba import njit
 
 from .board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
+from .timecontrol import SolverZones
 
 SOLVER_MAX_EMPTY = 28  # the search tries the solver, within its budget, at or below this
 SOLVER_REACH_EMPTY = 26  # at or below this it usually proves the game within a move's budget
 SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the time plan's view)
+# The three as the time plan reads them (``timecontrol.plan_move``), for every player using it.
+SOLVER_ZONES = SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
+                           tries=SOLVER_MAX_EMPTY)
 SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
 # Measured in play on the 2-core CI machine at 22-28 empty points (a median 290,000 in the 60 s
 # ledger against rave, ledger-rave-8; 294,000 at 26 empty points, 2026-11-25).

@@ -40,8 +40,8 @@ import numpy as np
 from .. import coords
 from ..board import Board
 from ..playout import rollout_scratch
-from ..solver import (LOSS, SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
-                      SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, UNKNOWN, WIN, Solver)
+from ..solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
+                      SOLVER_ZONES, UNKNOWN, WIN, Solver)
 from ..timecontrol import NO_SOLVER, SolverZones, TimePolicy
 from .base import SearchAgent
 from .rave_kernels import compact_subtree, rave_batch, winning_move
@@ -209,13 +209,14 @@ class RaveAgent(SearchAgent):
             # Load every kernel now (GTP start-up), the tree reuse's included, so no timed
             # genmove pays numba's loading time.
             # (5×5: no move wins at once this early, so both moves are searched.)
-            tiny = RaveAgent(playouts=64, seed=0, warmup=False, max_nodes=20_000)
+            tiny = RaveAgent(playouts=64, seed=0, warmup=False, max_nodes=20_000, solver=False)
             board = Board(5)
             board.play(int(tiny.select_move(board)))
             board.play(int(board.legal_moves()[0]))
             tiny.select_move(board)
             if self._solver is not None:
-                # The solver's kernels too (5×5: 23 empty points, inside its zone).
+                # The solver's kernels too (5×5: 23 empty points, inside its zone; the searches
+                # above ran without it, so that the solver's answers could not skip them).
                 tiny._solver = Solver(1 << 10)
                 tiny.select_move(board)
 
@@ -225,8 +226,7 @@ class RaveAgent(SearchAgent):
         answers): the engine's zones, as both use the same solver."""
         if self._solver is None:
             return NO_SOLVER
-        return SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
-                           tries=SOLVER_MAX_EMPTY)
+        return SOLVER_ZONES
 
     # -- the GTP contract ---------------------------------------------------------------------
     def select_move(self, board: Board, seconds=None) -> int:

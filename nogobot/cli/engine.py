@@ -36,19 +36,21 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                   threads: int | None = None, search: dict | None = None,
                   playouts: int | None = None,
                   seconds: float | None = None, depth: int | None = None,
-                  seed: int | None = None, log: Any = None,
+                  seed: int | None = None, settings: dict | None = None, log: Any = None,
                   warm_log: Callable | None = None) -> Callable[[], Any]:
     """A function that builds agent ``name``: "mcts" (the network search on ``model_path``
     with ``mcts.SearchConfig(**search)``) or a baseline from ``agents.registry``.
 
     The agent is built when the function is first called, so the protocol answers while the
-    network and the kernels load. ``seconds`` None leaves each agent its own default limit."""
+    network and the kernels load. ``seconds`` None leaves each agent its own default limit;
+    ``settings``: a baseline's own settings (rave's, ``agents.registry.RAVE_SETTINGS``)."""
 
     def build():
         if name != "mcts":
             from ..agents.registry import make_agent
 
-            return make_agent(name, playouts=playouts, seconds=seconds, depth=depth, seed=seed)
+            return make_agent(name, playouts=playouts, seconds=seconds, depth=depth, seed=seed,
+                              settings=settings)
         from .. import warmup
         from ..inference import load_evaluator
         from ..mcts import SearchConfig
@@ -192,15 +194,11 @@ def agent_cmd(name: str, playouts: int | None, seconds: float | None,
         if given and name != "rave":
             raise click.UsageError(f"agent {name!r} does not take {flag} (only rave does)")
     try:
-        from ..agents.registry import make_agent, parse_rave_settings
+        from ..agents.registry import parse_rave_settings
 
         # Built (and its numba kernels loaded) before the first command, not in a timed genmove.
-        if settings:
-            agent = make_agent(name, playouts=playouts, seconds=seconds, seed=seed,
-                               settings=parse_rave_settings(settings))
-        else:
-            agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth,
-                                  seed=seed)()
+        agent = agent_factory(name, playouts=playouts, seconds=seconds, depth=depth, seed=seed,
+                              settings=parse_rave_settings(settings) if settings else None)()
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if threads is not None:
