@@ -500,7 +500,7 @@ def _expand(tree, node, legal_row, priors, temp):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _leaf_rollouts(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, count, scratch):
     """Mean result in [-1, 1], for the side to move, of ``count`` policy rollouts
     (``playout.policy_rollout``) from the given position, which is left untouched."""

@@ -62,6 +62,8 @@ from .board import (
     NLEGAL_B,
     TO_MOVE,
     Board,
+    copy_into,
+    copy_rows_into,
     geometry,
     join_neighbours_by,
     legal_both_by,
@@ -193,7 +195,7 @@ def _put(stones, root, nxt, libs, bsize, nlibs, nbr, p, c):
             nlibs[rq] = liberty_count(libs, rq)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _libs_besides_at_most_one(libs, r, p):
     """True when block r has exactly one liberty other than p (p itself is a liberty)."""
     pw = p >> 6
@@ -245,7 +247,7 @@ def _enclosed_by_stones(stones_nbr, q, p, c):
     return 2 if mine else (1 if theirs else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def local_score(stones, root, libs, nbr, p, c):
     """How much playing contested point p gains c locally, from the stones and liberty bitsets
     (rave's priors)."""
@@ -384,7 +386,7 @@ def _mark_eyeish(eyeish, near_eye, nbr, q, on):
             near_eye[t] += step
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rollout_from_blocks(nbr, zob, to_move, last_move, scratch):
     """Finish the game held in the workspace (blocks, candidate lists and eyeish points set);
     the winner."""
@@ -418,20 +420,21 @@ def _rollout_from_blocks(nbr, zob, to_move, last_move, scratch):
         c = 3 - c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch):
     """Play the position given by ``Board.arrays()`` to the end with the NoGo policy; returns
     the winner (1 black, 2 white). The state arrays are left untouched; the final position is
     left in ``scratch`` (see ``rollout_scratch``)."""
     s_stones, s_root, s_nxt, s_libs, bsize, cand, index, count, nbr8, work, trace, around, \
         _, nlibs, _, eyeish, near_eye = scratch
-    s_stones[:] = stones
-    s_root[:] = root
-    s_nxt[:] = nxt
-    s_libs[:, :] = libs
-    bsize[:] = 0
-    around[1, :] = around[0, :]
-    around[2, :] = around[0, :]
+    copy_into(stones, s_stones)
+    copy_into(root, s_root)
+    copy_into(nxt, s_nxt)
+    copy_rows_into(libs, s_libs)
+    for p in range(stones.shape[0]):
+        bsize[p] = 0
+        around[1, p] = around[0, p]
+        around[2, p] = around[0, p]
     for p in range(stones.shape[0]):
         s = stones[p]
         if s != EMPTY:
@@ -442,7 +445,8 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
                 q = nbr[p, k]
                 if q >= 0:
                     around[s, q] += 1
-    near_eye[:] = 0
+    for p in range(stones.shape[0]):
+        near_eye[p] = 0
     for p in range(stones.shape[0]):
         eyeish[p] = 0
         if stones[p] == EMPTY and (around[1, p] == 3 or around[2, p] == 3):
@@ -465,7 +469,7 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
     return _rollout_from_blocks(nbr, zob, c, last_move, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rollouts(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, scratch, n, seed):
     np.random.seed(seed)
     black = 0

@@ -128,19 +128,17 @@ def _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-             score, budget):
+             score, budget, nmov, nxt_i, unknown):
     """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN if the node budget
     (budget[0]) ran out.
 
     Depth-first, written as a loop over the preallocated stack rather than as recursion
     (numba's on-disk cache crashes on some recursive functions: numba issues #6061, #6713).
-    Per level: how many ordered moves it has, the next one to try, whether one was unknown."""
-    levels = stk_s.shape[0]
-    nmov = np.zeros(levels, np.int64)
-    nxt_i = np.zeros(levels, np.int64)
-    unknown = np.zeros(levels, np.bool_)
+    Per level (the workspaces ``nmov``, ``nxt_i``, ``unknown``): how many ordered moves it
+    has, the next one to try, whether one was unknown. It allocates nothing, so it is compiled
+    without numba's reference counting (``board.play_stone`` says why)."""
     ENTER, NEXT, RETURN = 0, 1, 2
     d = start
     mode = ENTER
@@ -208,6 +206,10 @@ def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
     calls, and moves already solved in ``results`` are skipped. (Public: warmup checks its
     cache entry.)"""
     c = stk_m[0][TO_MOVE]
+    levels = stk_s.shape[0]
+    nmov = np.zeros(levels, np.int64)
+    nxt_i = np.zeros(levels, np.int64)
+    unknown = np.zeros(levels, np.bool_)
     for i in range(root_moves.shape[0]):
         if results[i] != UNKNOWN:
             if results[i] == WIN:
@@ -220,7 +222,7 @@ def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
         cap = min(per_move, before)
         budget[0] = cap
         v = _negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                     score, budget)
+                     score, budget, nmov, nxt_i, unknown)
         used = cap - budget[0]
         budget[0] = before - used
         nodes[i] += used

@@ -40,7 +40,7 @@ from ..playout import local_score, policy_rollout
 P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP = range(6)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, first, nchild,
             mover, proof, N, W, AN, AW, params):
     """Give ``node`` (side to move c, at least one legal move) all its legal moves as children,
@@ -80,7 +80,7 @@ def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, firs
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _select(node, first, nchild, proof, N, W, AN, AW, params):
     """The child of ``node`` to descend into, or -1 when every child is a proven loss."""
     f = first[node]
@@ -112,7 +112,7 @@ def _select(node, first, nchild, proof, N, W, AN, AW, params):
 
 
 # Public for rave.py (each tree's batches) and warmup.py, which loads it at start-up.
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
                 nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
                 path):
@@ -209,7 +209,7 @@ def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_node
 
 
 # Public for rave.py (RaveAgent.select_move plays a move that wins at once without search).
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def winning_move(stones, root, nxt, libs, legal, meta, nbr, zob, work):
     """A move after which the opponent has no legal move, or -1 (``work``: state copies)."""
     w_stones, w_root, w_nxt, w_libs, w_legal, w_meta = work
