@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import HASH, NLEGAL_B, TO_MOVE, play_stone, random_playout
+from .board import HASH, NLEGAL_B, TO_MOVE, copy_into, copy_rows_into, play_stone, random_playout
 from .features import NUM_PLANES, fill_planes
 from .playout import policy_rollout
 
@@ -463,7 +463,11 @@ def _propagate_proof(tree, node):
 
 @njit(cache=True)
 def _expand(tree, node, legal_row, priors, temp):
-    """Give node one edge per legal move, sorted by prior. False if the edges are full."""
+    """Give node one edge per legal move, sorted by prior (highest first; equal priors in board
+    order). False if the edges are full.
+
+    It allocates nothing (the edges are written in place, then insertion-sorted), so that
+    ``select_batch`` can run without reference counts (``board``'s docstring)."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     cap = P.shape[0]
     n = 0
@@ -473,26 +477,27 @@ def _expand(tree, node, legal_row, priors, temp):
     if info[I_EDGES] + n > cap:
         info[I_FULL] = 1
         return False
-    moves = np.empty(n, np.int64)
-    pri = np.empty(n, np.float64)
-    k = 0
-    total = 0.0
-    for p in range(legal_row.shape[0]):
-        if legal_row[p]:
-            moves[k] = p
-            x = max(priors[p], 1e-12)
-            if temp != 1.0:
-                x = x ** (1.0 / temp)
-            pri[k] = x
-            total += x
-            k += 1
-    order = np.argsort(-pri)
     f = info[I_EDGES]
-    for j in range(n):
-        e = f + j
-        o = order[j]
-        emove[e] = moves[o]
-        P[e] = pri[o] / total if total > 0 else 1.0 / n
+    total = 0.0
+    k = 0
+    for p in range(legal_row.shape[0]):
+        if not legal_row[p]:
+            continue
+        x = max(priors[p], 1e-12)
+        if temp != 1.0:
+            x = x ** (1.0 / temp)
+        total += x
+        # Insertion into edges f .. f+k, kept sorted by prior (at most a board's points).
+        i = f + k
+        while i > f and P[i - 1] < x:
+            P[i] = P[i - 1]
+            emove[i] = emove[i - 1]
+            i -= 1
+        P[i] = x
+        emove[i] = p
+        k += 1
+    for e in range(f, f + n):
+        P[e] = P[e] / total if total > 0 else 1.0 / n
         child[e] = -1
     first[node] = f
     nchild[node] = n
@@ -521,7 +526,7 @@ def seed_kernels(seed):
     np.random.seed(seed)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
                  leaves, b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes,
                  b_rollout, scratch):
@@ -554,12 +559,12 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
             info[I_FULL] = 1
             break
         b = n_pending
-        b_stones[b, :] = stones0
-        b_root[b, :] = root0
-        b_nxt[b, :] = nxt0
-        b_libs[b, :, :] = libs0
-        b_legal[b, :, :] = legal0
-        b_meta[b, :] = meta0
+        copy_into(stones0, b_stones[b])
+        copy_into(root0, b_root[b])
+        copy_into(nxt0, b_nxt[b])
+        copy_rows_into(libs0, b_libs[b])
+        copy_rows_into(legal0, b_legal[b])
+        copy_into(meta0, b_meta[b])
         node = 0
         VL[0] += 1
         while first[node] >= 0 and nchild[node] > 0 and proof[node] == 0:
