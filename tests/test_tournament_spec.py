@@ -174,3 +174,22 @@ def test_cli_unknown_options():
     r = cli("agent", "greedy", "--playouts", "5")
     assert r.returncode == 2 and "does not take --playouts" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_second_run_on_a_folder_in_use_is_refused(tmp_path):
+    """Two runs resuming one results folder would record the same games twice: while one holds
+    the folder, another is refused before it plays (the lock goes with the first run)."""
+    from nogobot.tournament.runner import LOCK, TournamentError, folder_lock, run_tournament
+    from nogobot.tournament.spec import parse_spec
+
+    spec = parse_spec({"name": "locked", "board_size": 5, "games": 2,
+                       "time": {"kind": "per_move", "seconds": 1},
+                       "engines": {"a": "nogobot agent random", "b": "nogobot agent random"}})
+    out = tmp_path / "out"
+    with folder_lock(out):
+        with pytest.raises(TournamentError, match="another `nogobot tournament` run"):
+            run_tournament(spec, out=out, check=False)
+        assert not (out / "results.jsonl").exists()
+    assert not (out / LOCK).exists()
+    with folder_lock(out):  # free again once the first run is over
+        pass

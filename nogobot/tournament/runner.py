@@ -35,6 +35,7 @@ Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl
 from __future__ import annotations
 
 import concurrent.futures as cf
+import fcntl
 import json
 import os
 import signal
@@ -42,6 +43,7 @@ import tempfile
 import threading
 import time
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -235,6 +237,30 @@ def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: st
     }
 
 
+LOCK = ".lock"  # in a results folder while a run plays into it
+
+
+@contextmanager
+def folder_lock(out: Path):
+    """Hold results folder ``out`` for one run, or raise TournamentError when another run holds
+    it: two runs resuming the same folder would play and record the same games twice. The lock
+    is the kernel's (``flock``), so a run that is killed leaves none behind."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    handle = open(path, "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise TournamentError(f"{out}: another `nogobot tournament` run is playing into this "
+                              "folder; wait for it to end or stop it") from None
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        handle.close()
+
+
 def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int | None = None,
                    games: int | None = None, plot: bool = False, report_only: bool = False,
                    check: bool = True, console: Console | None = None,
@@ -242,12 +268,24 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
     """Play every missing game of ``spec``; print and write the summary. Returns an exit code.
 
     ``executor`` runs the games (default ``LocalGames``: threads on this machine). Raises
-    TournamentError for problems found before any game starts."""
+    TournamentError for problems found before any game starts, another run playing into the
+    same folder among them (``folder_lock``)."""
+    out = Path(out) if out is not None else default_out(spec)
+    if report_only:
+        return _run_tournament(spec, out, jobs, games, plot, report_only, check, console,
+                               executor)
+    with folder_lock(out):
+        return _run_tournament(spec, out, jobs, games, plot, report_only, check, console,
+                               executor)
+
+
+def _run_tournament(spec: TournamentSpec, out: Path, jobs: int | None, games: int | None,
+                    plot: bool, report_only: bool, check: bool, console: Console | None,
+                    executor) -> int:
     if console is None:
         console = Console()
         if not console.is_terminal:
             console = Console(width=140)  # a log file or pipe: room for the tables
-    out = Path(out) if out is not None else default_out(spec)
     executor = executor if executor is not None else LocalGames()
     jobs = executor.workers(jobs or spec.jobs)
     games = games or spec.games
