@@ -433,6 +433,7 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
     copy_rows_into(libs, s_libs)
     for p in range(stones.shape[0]):
         bsize[p] = 0
+        near_eye[p] = 0
         around[1, p] = around[0, p]
         around[2, p] = around[0, p]
     for p in range(stones.shape[0]):
@@ -445,8 +446,6 @@ def policy_rollout(stones, root, nxt, libs, legal, meta, nbr, zob, last_move, sc
                 q = nbr[p, k]
                 if q >= 0:
                     around[s, q] += 1
-    for p in range(stones.shape[0]):
-        near_eye[p] = 0
     for p in range(stones.shape[0]):
         eyeish[p] = 0
         if stones[p] == EMPTY and (around[1, p] == 3 or around[2, p] == 3):

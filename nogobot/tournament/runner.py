@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 import zlib
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -271,10 +271,7 @@ def run_tournament(spec: TournamentSpec, *, out: Path | None = None, jobs: int |
     TournamentError for problems found before any game starts, another run playing into the
     same folder among them (``folder_lock``)."""
     out = Path(out) if out is not None else default_out(spec)
-    if report_only:
-        return _run_tournament(spec, out, jobs, games, plot, report_only, check, console,
-                               executor)
-    with folder_lock(out):
+    with nullcontext() if report_only else folder_lock(out):
         return _run_tournament(spec, out, jobs, games, plot, report_only, check, console,
                                executor)
 
