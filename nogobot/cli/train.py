@@ -1,4 +1,4 @@
-"""Making networks: `train` (run, bootstrap, report, snapshot; match and ladder live in
+"""Making networks: `train` (run, bootstrap, report, snapshot, average; match and ladder live in
 matches.py), `selfplay` (a game dataset) and `export` (checkpoint to ONNX).
 
 Everything that needs torch imports it inside the command, after ``require_torch`` has turned a
@@ -185,6 +185,28 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
     click.echo(f"{folder}: generator stage {state['stage']} ({state['best_net']}), stages kept "
                f"{state['stages_kept']}, {state['selfplay_games']} self-play games, "
                f"{state['generations']} generations")
+
+
+@train_group.command("average")
+@click.argument("nets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
+                metavar="NETS...")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="Output NAME.onnx (NAME.yaml sidecar written beside it).")
+@click.option("--note", default="", help="A line kept in the sidecar's training section.")
+def train_average_cmd(nets, out, note) -> None:
+    """The weight average of several ONNX NETS of one architecture (a stretch of a run's
+    generators, runs/NAME/nets/genNNNN-s0.onnx), written with its sidecar: stochastic weight
+    averaging, as KataGo ships its nets."""
+    try:
+        from ..train.average import AverageError, average_nets
+    except ImportError as e:
+        raise train_extra("train average", e) from None
+    try:
+        meta = average_nets(nets, out, note or None)
+    except AverageError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {out} and its sidecar: the mean of {len(nets)} nets, "
+               f"{meta['blocks']}x{meta['channels']}")
 
 
 @train_group.command("calibration")
