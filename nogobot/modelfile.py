@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from .atomicio import write_tmp
 from .packagedata import data_dir
 
 FEATURE_VERSION = 1
@@ -43,6 +44,18 @@ class ModelError(RuntimeError):
 
 def sidecar_path(model_path) -> Path:
     return Path(model_path).with_suffix(".yaml")
+
+
+def write_model(model_path, data: bytes, meta: dict) -> None:
+    """Write NAME.onnx (``data``) and its sidecar NAME.yaml (``meta``), both complete before
+    either is put in place, so a reader never sees one without the other."""
+    path = Path(model_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    tmp_model = write_tmp(path, data)
+    tmp_side = write_tmp(sidecar_path(path), text.encode())
+    os.replace(tmp_model, path)
+    os.replace(tmp_side, sidecar_path(path))
 
 
 def read_sidecar(model_path) -> dict:

@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .. import __version__
-from ..atomicio import write_tmp
-from ..modelfile import ModelError, check_model, sidecar_path
+from ..modelfile import ModelError, check_model, write_model
 
 
 class AverageError(ValueError):
@@ -43,15 +40,15 @@ def _load(path: Path):
     return meta, onnx.load_from_string(data)
 
 
-def _shape(model) -> tuple:
+def _graph_signature(model) -> tuple:
     """What must be equal for two graphs to be averaged: operators and initializers."""
     return (tuple(n.op_type for n in model.graph.node),
             tuple((i.name, tuple(i.dims), i.data_type) for i in model.graph.initializer))
 
 
 def average_nets(paths, out, note: str | None = None) -> dict:
-    """Write the weight average of the ONNX nets ``paths`` to ``out`` (.onnx + sidecar, both
-    complete before either is put in place) and return the sidecar."""
+    """Write the weight average of the ONNX nets ``paths`` to ``out`` (.onnx + sidecar,
+    ``modelfile.write_model``) and return the sidecar."""
     from onnx import numpy_helper
 
     paths, out = [Path(p) for p in paths], Path(out)
@@ -60,9 +57,9 @@ def average_nets(paths, out, note: str | None = None) -> dict:
     if out.suffix != ".onnx":
         raise AverageError(f"{out}: the output file must end in .onnx")
     loaded = [_load(p) for p in paths]
-    (meta0, model), graph = loaded[0], _shape(loaded[0][1])
+    (meta0, model), graph = loaded[0], _graph_signature(loaded[0][1])
     for p, (meta, m) in zip(paths[1:], loaded[1:]):
-        if meta.get("net_config") != meta0.get("net_config") or _shape(m) != graph:
+        if meta.get("net_config") != meta0.get("net_config") or _graph_signature(m) != graph:
             raise AverageError(f"{p}: a different network from {paths[0]} (architecture, "
                                f"operators or weights)")
     for i, init in enumerate(model.graph.initializer):
@@ -95,10 +92,5 @@ def average_nets(paths, out, note: str | None = None) -> dict:
                 export={"averaged_by": f"nogobot {__version__} (nogobot train average)",
                         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")},
                 sha256=hashlib.sha256(data).hexdigest())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_model = write_tmp(out, data)
-    tmp_side = write_tmp(sidecar_path(out),
-                         yaml.safe_dump(side, sort_keys=False, allow_unicode=True).encode())
-    os.replace(tmp_model, out)
-    os.replace(tmp_side, sidecar_path(out))
+    write_model(out, data, side)
     return side

@@ -7,7 +7,7 @@
    torch and onnx, not onnxscript) at opset 17, dynamic batch, height and width;
 3. run onnxruntime (CPU) and torch on positions from random games of sizes 7, 9 and 13 and
    refuse (``ExportError``, nothing written) if any output differs by more than ``tol``;
-4. write NAME.onnx and NAME.yaml atomically (tmp files, then os.replace; the sidecar records
+4. write NAME.onnx and NAME.yaml atomically (``modelfile.write_model``; the sidecar records
    the sha256 of the .onnx so the engine detects a truncated or swapped file).
 """
 
@@ -16,19 +16,17 @@ from __future__ import annotations
 import datetime
 import hashlib
 import io
-import os
 import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
-import yaml
 
 from .. import __version__
-from ..atomicio import write_tmp
 from ..board import Board
 from ..features import FEATURE_VERSION, NUM_PLANES, boards_planes
 from ..inference import SIDECAR_FORMAT_VERSION
+from ..modelfile import write_model
 from .model import EXPORT_OUTPUTS, ExportNet, NogoNet, load_checkpoint
 
 OPSET = 17
@@ -185,13 +183,7 @@ def export_net(net: NogoNet, out, training: dict | None = None, sizes=PARITY_SIZ
     parity = parity_check(net, data, sizes=sizes, tol=tol)
     meta = sidecar(net, out.stem, data, training, parity, sizes, strength)
     meta = _plain(meta)
-    text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    side = out.with_suffix(".yaml")
-    tmp_model = write_tmp(out, data)  # both files complete before either is put in place
-    tmp_side = write_tmp(side, text.encode())
-    os.replace(tmp_model, out)
-    os.replace(tmp_side, side)
+    write_model(out, data, meta)
     return meta
 
 
