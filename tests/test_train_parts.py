@@ -200,6 +200,44 @@ def test_ladder_round_robin_accounts_every_game_and_rates_players(tmp_path):
     assert r.exit_code != 0 and "missing.onnx: model file not found" in r.output
 
 
+def test_gating_over_workers_plays_the_same_games_in_game_order(tmp_path):
+    """``LocalBackend.play_gating`` spreads the games over its worker processes; each game is
+    seeded on its own, so two workers give game for game what one process gives, in game
+    order, with the candidate black in even games."""
+    pytest.importorskip("onnx")
+    from nogobot.board import BLACK
+    from nogobot.train.backend import LocalBackend
+    from nogobot.train.config import GatingConfig
+    from nogobot.train.export import export_net
+    from nogobot.train.match import play_match
+    from nogobot.train.model import build_model
+
+    torch.manual_seed(0)
+    net = build_model(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8)).eval()
+    cand = tmp_path / "cand.onnx"
+    export_net(net, cand, training={"board_sizes": [5]}, sizes=(5,))
+    gating = GatingConfig(games=6, playouts=12, temperature_moves=4)
+    one = LocalBackend(workers=1).play_gating(cand, "random", 6, 5, gating, seed=4,
+                                              use_solver=True)
+    ticks = []
+    two = LocalBackend(workers=2).play_gating(cand, "random", 6, 5, gating, seed=4,
+                                              use_solver=True, progress=ticks.append)
+    assert (one.a, one.b) == (two.a, two.b) == ("cand", "random")
+    assert one.outcomes == two.outcomes and len(one.outcomes) == 6
+    assert (one.wins, one.losses) == (two.wins, two.losses) and one.wins + one.losses == 6
+    assert ticks == [1] * 6
+    # the result is the games' own: greedy against random, replayed one by one
+    res = play_match(("greedy", 0), ("random", 0), 4, 5, seed=9, temperature_moves=0)
+    from nogobot.train.match import make_player, play_agent_game
+
+    for k in range(4):
+        players = [make_player("greedy", 5, 0, 0, 9 + 7919 * k),
+                   make_player("random", 5, 0, 0, 9 + 7919 * k + 1)]
+        black, white = players if k % 2 == 0 else players[::-1]
+        winner = play_agent_game(black, white, 5)[0]
+        assert res.outcomes[k] == ((winner == BLACK) == (k % 2 == 0))  # A won game k
+
+
 class _CountingUniform(UniformEvaluator):
     def __init__(self):
         super().__init__()

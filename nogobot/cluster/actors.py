@@ -148,17 +148,12 @@ class GameActor:
     def match_games(self, jobs: list):
         """Yield (job id, winner colour, plies, illegal) per job: (id, (size, black, white)),
         each player (spec or NetRef, playouts, temperature_moves, seed, use_solver)."""
-        from ..train.match import make_player, play_agent_game
+        from ..train.match import play_match_job
 
         for job_id, (size, black, white) in jobs:
-            players = []
-            for spec, playouts, temperature_moves, seed, use_solver in (black, white):
-                if isinstance(spec, NetRef):
-                    spec = str(_cached_net(spec))
-                players.append(make_player(spec, size, playouts, temperature_moves, seed,
-                                           use_solver=use_solver))
-            winner, board, illegal = play_agent_game(players[0], players[1], size)
-            yield job_id, int(winner), int(board.ply), bool(illegal)
+            local = [(str(_cached_net(spec)) if isinstance(spec, NetRef) else spec, *rest)
+                     for spec, *rest in (black, white)]
+            yield job_id, *play_match_job((job_id, (size, *local)))[1:]
 
 
 @dataclass

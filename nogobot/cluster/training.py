@@ -22,30 +22,8 @@ from pathlib import Path
 
 import ray
 
+from ..train.match import match_jobs, match_result
 from .actors import ActorPool, NetRef
-
-
-def match_result(a: str, b: str, games: dict[int, tuple]):
-    """A ``MatchResult`` of A vs B from {game k: (winner colour, plies, illegal)}, in game
-    order; A is black in even games (as ``match.play_agent_match``)."""
-    from ..train.match import MatchResult
-
-    res = MatchResult(a, b)
-    for k in sorted(games):
-        res.add(k, *games[k])
-    return res
-
-
-def match_jobs(size: int, a: tuple, b: tuple, games: int, seed: int, temperature_moves: int,
-               use_solver: bool) -> list:
-    """Jobs (k, (size, black, white)) of A vs B, players (spec or NetRef, playouts): A is black
-    in even games, and each player gets a seed of its own per game."""
-    jobs = []
-    for k in range(games):
-        pa = (a[0], a[1], temperature_moves, seed + 7919 * k, use_solver)
-        pb = (b[0], b[1], temperature_moves, seed + 7919 * k + 1, use_solver)
-        jobs.append((k, (size, pa, pb) if k % 2 == 0 else (size, pb, pa)))
-    return jobs
 
 
 class RayBackend:

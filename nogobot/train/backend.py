@@ -11,7 +11,7 @@
   ``candidate_playouts`` only for a stage switch at equal compute (``gating.equal_compute``).
 
 ``LocalBackend`` (the default) is what one machine always did: worker processes for self-play
-(``selfplay.generate_games``), gating in this process. ``nogobot.cluster.RayBackend`` plays the
+(``selfplay.generate_games``) and for gating (``match.play_match``). ``nogobot.cluster.RayBackend`` plays the
 same games on Ray actors across a cluster (``nogobot train ... --ray``).
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 class LocalBackend:
-    """Self-play in ``workers`` processes on this machine, gating in this process."""
+    """Self-play and gating in ``workers`` processes on this machine."""
 
     def __init__(self, workers: int = 1, device: str = "cpu"):
         self.workers = workers
@@ -36,15 +36,14 @@ class LocalBackend:
 
     def play_gating(self, candidate: Path, best: Path, games: int, size: int, gating, seed: int,
                     use_solver: bool, progress=None, candidate_playouts: int | None = None):
-        from .match import NetPlayer, play_agent_match
+        from .match import play_match
 
-        a = NetPlayer(str(candidate), size, candidate_playouts or gating.playouts,
-                      gating.temperature_moves, seed,
-                      name=Path(candidate).stem, use_solver=use_solver)
-        b = NetPlayer(str(best), size, gating.playouts, gating.temperature_moves, seed + 1,
-                      name=Path(best).stem, use_solver=use_solver)
-        return play_agent_match(a, b, games, size,
-                                progress=(lambda r: progress(1)) if progress else None)
+        # Gating games spread over the self-play workers, which are idle while it runs (on a
+        # GPU machine 60 games took 87 s in one process against 14 s for 112 self-play games).
+        return play_match((str(candidate), candidate_playouts or gating.playouts),
+                          (str(best), gating.playouts), games, size, seed,
+                          gating.temperature_moves, use_solver, workers=self.workers,
+                          progress=progress)
 
     def close(self) -> None:
         """Nothing to release (worker pools end with each call)."""

@@ -187,6 +187,68 @@ def make_player(spec: str, size: int, playouts: int, temperature_moves: int, see
     return player
 
 
+def match_jobs(size: int, a: tuple, b: tuple, games: int, seed: int, temperature_moves: int,
+               use_solver: bool) -> list:
+    """Jobs (k, (size, black, white)) of A vs B, players (spec, playouts): A is black in even
+    games, and each player gets a seed of its own per game, so a game's moves do not depend on
+    where or in what order it is played (gating here or on Ray actors)."""
+    jobs = []
+    for k in range(games):
+        pa = (a[0], a[1], temperature_moves, seed + 7919 * k, use_solver)
+        pb = (b[0], b[1], temperature_moves, seed + 7919 * k + 1, use_solver)
+        jobs.append((k, (size, pa, pb) if k % 2 == 0 else (size, pb, pa)))
+    return jobs
+
+
+def match_result(a: str, b: str, games: dict[int, tuple]) -> MatchResult:
+    """A ``MatchResult`` of A vs B from {game k: (winner colour, plies, illegal)}, in game
+    order; A is black in even games (as ``play_agent_match``)."""
+    res = MatchResult(a, b)
+    for k in sorted(games):
+        res.add(k, *games[k])
+    return res
+
+
+def play_match_job(job) -> tuple[int, int, int, bool]:
+    """One game of ``match_jobs``: (k, winner colour, plies, illegal). Players are built here,
+    so it runs as well in a worker process; a player spec is as for ``make_player``."""
+    k, (size, black, white) = job
+    players = [make_player(spec, size, playouts, temperature_moves, seed, use_solver=use_solver)
+               for spec, playouts, temperature_moves, seed, use_solver in (black, white)]
+    winner, board, illegal = play_agent_game(players[0], players[1], size)
+    return k, int(winner), int(board.ply), bool(illegal)
+
+
+def play_match(a: tuple, b: tuple, games: int, size: int, seed: int, temperature_moves: int,
+               use_solver: bool = True, workers: int = 1, progress=None) -> MatchResult:
+    """A vs B, players (spec, playouts), ``games`` games in ``workers`` processes (one: in
+    this process), colours alternating; ``progress(1)`` as each game ends. The result is the
+    same for any number of workers (``match_jobs`` seeds each game)."""
+    from pathlib import Path
+
+    jobs = match_jobs(size, a, b, games, seed, temperature_moves, use_solver)
+    done: dict[int, tuple] = {}
+
+    def take(r: tuple) -> None:
+        done[r[0]] = r[1:]
+        if progress is not None:
+            progress(1)
+
+    workers = max(1, min(workers, games))
+    if workers == 1:
+        for job in jobs:
+            take(play_match_job(job))
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            for fut in as_completed([pool.submit(play_match_job, job) for job in jobs]):
+                take(fut.result())
+    name = (lambda spec: Path(spec).stem if str(spec).endswith(".onnx") else str(spec))
+    return match_result(name(a[0]), name(b[0]), done)
+
+
 @dataclass
 class LadderResult:
     labels: list[str]
