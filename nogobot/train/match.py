@@ -5,7 +5,9 @@ GTP subprocesses and clocks; gating runs every generation on a shared 2-core mac
 single-threaded searches at fixed playouts in one process cost no start-up at all and do not
 depend on the machine's load. ``run_ladder`` (``nogobot train ladder``) plays a round robin of
 several players this way, spread over worker processes, and fits Bradley–Terry Elo
-(``nogobot.tournament.elo``): the ablation table of docs/training.md comes from it. The referee is
+(``nogobot.tournament.elo``): the ablation table of docs/training.md comes from it.
+``play_match`` spreads one match's games over worker processes (a run's gating), each game seeded
+on its own by ``match_jobs``, so the games do not depend on the number of workers. The referee is
 ``nogobot.board`` (the only owner of the rules): a player whose move is illegal loses the game
 at once.
 
