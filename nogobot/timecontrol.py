@@ -205,6 +205,8 @@ class TimePolicy:
     # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
     # that proof (rave-900-2: a median 91% of 900 s spent before it).
     try_cap_seconds: float = 20.0
+    # Each move the solver will answer keeps this many lag buffers back (below).
+    solver_keep_share: float = 0.5
     # The opening: own moves with more than ``opening_empty`` empty points count as
     # ``opening_weight`` of a move (1.0: no difference; needs the position's empty points), so
     # the clock they do not take goes to the middle game, where games between searchers of
@@ -355,7 +357,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # first proof is found; the first search takes up to ~0.2 s at 22 empty points); a
     # thinking move keeps the main-time share of one. 60 s games used 91-95% of the clock
     # before the solver took over with a full buffer kept per solver move.
-    solver_keep = 0.5 * lag * solved_moves
+    solver_keep = policy.solver_keep_share * lag * solved_moves
     lag = lag * policy.main_lag_share
     guaranteed = 0.0  # what each move may also spend once main time is gone (overtime)
     if tc.kind == "byoyomi":

@@ -271,6 +271,12 @@ def test_settings_reach_the_agent_and_bad_ones_are_named():
     agent = make_agent("rave", playouts=100, seed=1, settings=settings)
     assert agent.params[0] == 0.1 and agent.params[2] == 4
     assert agent.policy == {"p_local": 0.0} and agent.solver_zones.exact == 0
-    for bad in ("c_uct", "nope=1", "expand_visits=2.5", "solver=maybe"):
+    clocked = make_agent("rave", playouts=100, seed=1, settings=parse_rave_settings(
+        ["try_floor_seconds=1.5", "solver_keep_share=0.25", "reach_floor_seconds=0.8"]))
+    p = clocked.time_policy
+    assert (p.try_floor_seconds, p.solver_keep_share, p.reach_floor_seconds) == (1.5, 0.25, 0.8)
+    assert p.opening_weight == agent.time_policy.opening_weight  # rave's own, kept
+    assert agent.time_policy.solver_keep_share == 0.5 and agent.time_policy.try_floor_seconds == 2
+    for bad in ("c_uct", "nope=1", "expand_visits=2.5", "solver=maybe", "try_floor_seconds=x"):
         with pytest.raises(ValueError, match="bad rave setting"):
             parse_rave_settings([bad])

@@ -401,6 +401,20 @@ def test_long_clock_zones_keep_seconds_not_shares():
                              solver=ZONES))
 
 
+def test_solver_keep_share_moves_the_answered_moves_buffers_to_this_move():
+    """Each move the solver will answer keeps ``solver_keep_share`` lag buffers; a smaller share
+    gives the thinking moves what it no longer keeps, and the hard cap moves with it."""
+    tc = TimeControl("absolute", 60)
+    clock = ClockState(30.0)
+    half = plan_move(tc, clock, 20, 20, TimePolicy(), empty_points=34, solver=ZONES)
+    quarter = plan_move(tc, clock, 20, 20, TimePolicy(solver_keep_share=0.25), empty_points=34,
+                        solver=ZONES)
+    none = plan_move(tc, clock, 20, 20, TimePolicy(solver_keep_share=0.0), empty_points=34,
+                     solver=ZONES)
+    assert half.planned < quarter.planned < none.planned
+    assert half.maximum <= quarter.maximum <= none.maximum
+
+
 def test_no_early_stop_when_time_cannot_be_banked():
     b = plan_move(TimeControl("per_move", period=1.0), ClockState(), 40, 40)
     assert not b.bankable and b.planned == b.maximum

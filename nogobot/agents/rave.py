@@ -182,7 +182,7 @@ class RaveAgent(SearchAgent):
                  c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
                  expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
                  policy: dict | None = None, solver: bool = True,
-                 opening_weight: float = OPENING_WEIGHT):
+                 opening_weight: float = OPENING_WEIGHT, clock: dict | None = None):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -202,7 +202,8 @@ class RaveAgent(SearchAgent):
         self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
         # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
         # the late middle game, where rave's games are decided (docs/tournaments.md).
-        self.time_policy = TimePolicy(opening_weight=opening_weight)
+        # ``clock``: other TimePolicy fields (the solver zones' floors and keep).
+        self.time_policy = TimePolicy(opening_weight=opening_weight, **(clock or {}))
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:

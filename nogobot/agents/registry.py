@@ -68,9 +68,14 @@ def _alphabeta(seconds=None, depth=None, seed=None):
 # rave's tunable settings (``nogobot agent rave --set KEY=VALUE``): the agent's own and its
 # rollout policy's (``playout.rollout_scratch``), with their types, so that a tuning match is a
 # tournament spec instead of a script.
+# The clock's keys are ``timecontrol.TimePolicy`` fields: how much of the clock the solver's
+# zones keep back.
 RAVE_SETTINGS = {"c_uct": float, "rave_equiv": float, "expand_visits": int, "p_local": float,
-                 "samples": int, "min_score": int, "solver": bool, "opening_weight": float}
+                 "samples": int, "min_score": int, "solver": bool, "opening_weight": float,
+                 "try_floor_seconds": float, "reach_floor_seconds": float,
+                 "solver_keep_share": float}
 _POLICY_KEYS = ("p_local", "samples", "min_score")
+_CLOCK_KEYS = ("try_floor_seconds", "reach_floor_seconds", "solver_keep_share")
 
 
 def parse_rave_settings(pairs) -> dict:
@@ -104,8 +109,9 @@ def _rave(playouts=None, seconds=None, threads=None, seed=None, settings=None):
 
     options = dict(settings or {})
     policy = {k: options.pop(k) for k in _POLICY_KEYS if k in options}
+    clock = {k: options.pop(k) for k in _CLOCK_KEYS if k in options}
     return RaveAgent(playouts=playouts, seconds=seconds, threads=threads or 1, seed=seed,
-                     log=sys.stderr, policy=policy or None, **options)
+                     log=sys.stderr, policy=policy or None, clock=clock or None, **options)
 
 
 AGENTS: dict[str, AgentInfo] = {
