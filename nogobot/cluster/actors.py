@@ -153,7 +153,7 @@ class GameActor:
         for job_id, (size, black, white) in jobs:
             local = [(str(_cached_net(spec)) if isinstance(spec, NetRef) else spec, *rest)
                      for spec, *rest in (black, white)]
-            yield job_id, *play_match_job((job_id, (size, *local)))[1:]
+            yield play_match_job((job_id, (size, *local)))
 
 
 @dataclass

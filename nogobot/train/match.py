@@ -221,6 +221,21 @@ def play_match_job(job) -> tuple[int, int, int, bool]:
     return k, int(winner), int(board.ply), bool(illegal)
 
 
+def run_jobs(fn, jobs: list, workers: int = 1):
+    """``fn(job)`` for every job, yielded as each finishes: in this process in job order when
+    ``workers`` is 1, else in that many ``spawn`` worker processes (``fn`` builds its players
+    there)."""
+    if workers <= 1:
+        yield from map(fn, jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+        for fut in as_completed([pool.submit(fn, job) for job in jobs]):
+            yield fut.result()
+
+
 def play_match(a: tuple, b: tuple, games: int, size: int, seed: int, temperature_moves: int,
                use_solver: bool = True, workers: int = 1, progress=None) -> MatchResult:
     """A vs B, players (spec, playouts), ``games`` games in ``workers`` processes (one: in
@@ -230,23 +245,10 @@ def play_match(a: tuple, b: tuple, games: int, size: int, seed: int, temperature
 
     jobs = match_jobs(size, a, b, games, seed, temperature_moves, use_solver)
     done: dict[int, tuple] = {}
-
-    def take(r: tuple) -> None:
-        done[r[0]] = r[1:]
+    for k, *outcome in run_jobs(play_match_job, jobs, min(workers, games)):
+        done[k] = tuple(outcome)
         if progress is not None:
             progress(1)
-
-    workers = max(1, min(workers, games))
-    if workers == 1:
-        for job in jobs:
-            take(play_match_job(job))
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        import multiprocessing as mp
-
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for fut in as_completed([pool.submit(play_match_job, job) for job in jobs]):
-                take(fut.result())
     name = (lambda spec: Path(spec).stem if str(spec).endswith(".onnx") else str(spec))
     return match_result(name(a[0]), name(b[0]), done)
 
@@ -291,9 +293,6 @@ def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playou
     plays ``games`` games, colours alternating; pairings run in ``workers`` processes, or
     through ``executor(jobs)`` (``nogobot.cluster``: games across a Ray cluster), which yields
     each pairing job's ``MatchResult`` (``a``, ``b`` = the players' indices) as it finishes."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    import multiprocessing as mp
-
     from ..tournament.elo import bradley_terry
 
     labels = [label for label, _ in entries]
@@ -318,12 +317,8 @@ def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playou
     if executor is not None:
         for res in executor(jobs):
             record(res)
-    elif workers <= 1:
-        for job in jobs:
-            record(_ladder_job(job))
     else:
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for fut in as_completed([pool.submit(_ladder_job, job) for job in jobs]):
-                record(fut.result())
+        for res in run_jobs(_ladder_job, jobs, workers):
+            record(res)
     ratings = bradley_terry(labels, wins, anchor=labels[0])
     return LadderResult(labels, specs, wins, matches, ratings)
