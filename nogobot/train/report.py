@@ -121,7 +121,8 @@ def draw_report(run_dir, out=None) -> Path:
 
 def read_ledger(path) -> dict:
     """The strength ledger (``models/ledger.yaml``): every net of the campaign with its
-    self-play games behind it and its measured Elo against the anchor net."""
+    self-play games behind it, optionally the machine hours behind it (``box_hours``), and its
+    measured Elo against the anchor net."""
     import yaml
 
     path = Path(path)
@@ -138,11 +139,55 @@ def read_ledger(path) -> dict:
         for key in ("name", "selfplay_games", "elo"):
             if not isinstance(n, dict) or key not in n:
                 raise ReportError(f"{path}: nets[{i}] needs '{key}'")
+        for key in ("selfplay_games", "elo", "box_hours"):
+            v = n.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ReportError(f"{path}: nets[{i}] ({n['name']}): '{key}' must be a number, "
+                                  f"not {v!r}")
+        if n["selfplay_games"] < 0 or n.get("box_hours", 0) < 0:
+            raise ReportError(f"{path}: nets[{i}] ({n['name']}): games and hours cannot be "
+                              f"negative")
+        ci = n.get("elo_ci")
+        if ci is not None and not (isinstance(ci, list) and len(ci) == 2
+                                   and all(isinstance(c, (int, float)) for c in ci)
+                                   and ci[0] <= n["elo"] <= ci[1]):
+            raise ReportError(f"{path}: nets[{i}] ({n['name']}): 'elo_ci' must be [low, high] "
+                              f"around its elo")
     return led
 
 
+def ledger_series(led: dict, x_key: str) -> dict[str, list[dict]]:
+    """The ledger's nets that carry ``x_key`` (``selfplay_games`` or ``box_hours``), by line
+    (``line``, default "campaign"), each line sorted along that axis."""
+    groups: dict[str, list[dict]] = {}
+    for n in led["nets"]:
+        if x_key in n:
+            groups.setdefault(n.get("line", "campaign"), []).append(n)
+    return {label: sorted(nets, key=lambda n: n[x_key]) for label, nets in groups.items()}
+
+
+def _ledger_panel(ax, led: dict, x_key: str, xlabel: str) -> None:
+    """Elo against ``x_key``: a line per ledger line, 95% intervals as error bars."""
+    for label, nets in ledger_series(led, x_key).items():
+        x = [n[x_key] for n in nets]
+        y = [n["elo"] for n in nets]
+        err = [[n["elo"] - n.get("elo_ci", [n["elo"]] * 2)[0] for n in nets],
+               [n.get("elo_ci", [n["elo"]] * 2)[1] - n["elo"] for n in nets]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label,
+                    ls="-" if label == "campaign" else ":")
+        for n in nets:
+            ax.annotate(n.get("short", n["name"]), (n[x_key], n["elo"]),
+                        textcoords="offset points", xytext=tuple(n.get("label_offset", (4, -12))),
+                        fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"Elo (Bradley-Terry, {led.get('anchor', 'anchor')} = 0; 95% intervals)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def draw_ledger(path, out=None) -> Path:
-    """Elo against self-play games for the whole campaign, from the ledger; returns the PNG."""
+    """Elo against self-play games for the whole campaign, from the ledger, and, where nets
+    carry ``box_hours``, Elo against machine hours beside it; returns the PNG."""
     led = read_ledger(path)
     try:
         import matplotlib
@@ -152,27 +197,15 @@ def draw_ledger(path, out=None) -> Path:
     except ImportError:
         raise ReportError("the report needs matplotlib, which is not installed "
                           "(pip install matplotlib, or the train extra)") from None
-    fig, ax = plt.subplots(figsize=(8, 5))
-    groups: dict[str, list] = {}
-    for n in led["nets"]:
-        groups.setdefault(n.get("line", "campaign"), []).append(n)
-    for label, nets in groups.items():
-        nets = sorted(nets, key=lambda n: n["selfplay_games"])
-        x = [n["selfplay_games"] for n in nets]
-        y = [n["elo"] for n in nets]
-        err = [[n["elo"] - n.get("elo_ci", [n["elo"]] * 2)[0] for n in nets],
-               [n.get("elo_ci", [n["elo"]] * 2)[1] - n["elo"] for n in nets]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label,
-                    ls="-" if label == "campaign" else ":")
-        for n in nets:
-            ax.annotate(n.get("short", n["name"]), (n["selfplay_games"], n["elo"]),
-                        textcoords="offset points", xytext=tuple(n.get("label_offset", (4, -12))),
-                        fontsize=7)
-    ax.set_xlabel("self-play games behind the net (cumulative over the campaign)")
-    ax.set_ylabel(f"Elo (Bradley-Terry, {led.get('anchor', 'anchor')} = 0; 95% intervals)")
-    ax.set_title(led.get("title", "nogobot training campaign"))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    hours = bool(ledger_series(led, "box_hours"))
+    fig, axes = plt.subplots(1, 2 if hours else 1, figsize=(15 if hours else 8, 5.5),
+                             squeeze=False)
+    _ledger_panel(axes[0][0], led, "selfplay_games",
+                  "self-play games behind the net (cumulative over the campaign)")
+    if hours:
+        _ledger_panel(axes[0][1], led, "box_hours",
+                      led.get("box_hours_axis", "machine hours behind the net"))
+    fig.suptitle(led.get("title", "nogobot training campaign"))
     if led.get("conditions"):
         fig.text(0.01, 0.01, str(led["conditions"]), fontsize=7)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
