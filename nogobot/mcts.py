@@ -535,7 +535,9 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
     Terminal, proven and cached leaves are valued on the spot. Returns (n_pending, n_done):
     the leaves written into ``leaves``/batch buffers/``planes`` for the network, and how many
     playouts were completed without it. cfg_f = (c_puct, fpu_reduction, vloss, root_temp,
-    rollout_weight); cfg_i = (top_k, selection, max_collisions, rollout_count). With a rollout
+    rollout_weight); cfg_i = (top_k, selection, max_collisions, rollout_count, forced root
+    child: every walk goes through the root's move of that index, -1 for none; the Gumbel
+    root's plan, ``gumbel.GumbelRoot``). With a rollout
     weight, each leaf's playout result goes into ``b_rollout`` (pending leaves) or straight into
     the value backed up (cached leaves); ``scratch`` is ``playout.rollout_scratch``'s."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
@@ -545,6 +547,7 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
     top_k, selection, max_coll = cfg_i[0], cfg_i[1], cfg_i[2]
     lam = cfg_f[4]
     n_roll = cfg_i[3]
+    forced = cfg_i[4]
     B = leaves.shape[0]
     n_pending = 0
     n_done = 0
@@ -568,7 +571,10 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
         node = 0
         VL[0] += 1
         while first[node] >= 0 and nchild[node] > 0 and proof[node] == 0:
-            e = _select_edge(tree, node, c_puct, fpu_red, vloss, top_k, selection)
+            if node == 0 and forced >= 0:
+                e = first[0] + forced
+            else:
+                e = _select_edge(tree, node, c_puct, fpu_red, vloss, top_k, selection)
             nxt = child[e]
             if nxt < 0:
                 nxt = _new_node(tree, node, e)  # a first visit: the walk ends at this leaf

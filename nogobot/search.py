@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from .inference import run_search
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
 from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
+
+if TYPE_CHECKING:
+    from .gumbel import GumbelRoot
 
 
 @dataclass
@@ -120,8 +124,9 @@ class Searcher:
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
         self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
                                cfg.root_policy_temp, cfg.rollout_weight], np.float64)
+        # The last entry is the root child every walk must take (-1: none; the Gumbel root).
         self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size),
-                               max(1, cfg.rollout_count)], np.int64)
+                               max(1, cfg.rollout_count), -1], np.int64)
         # Hybrid leaf evaluation: each pending leaf's rollout result, and the playouts' scratch.
         self.leaf_rollout = np.zeros(cfg.batch_size, np.float32)
         self.rollout_scratch = rollout_scratch(size)
@@ -184,9 +189,10 @@ class Searcher:
         walks = len(self.buffers[0]) + 1
         return self.tree.grow(nodes_needed=walks, edges_needed=walks * self.geo.area)
 
-    def _step(self, board: Board):
-        """One batch (a generator): select leaves, ``yield`` their planes and receive the
-        network's ``Evaluation``, expand and back up. Returns (playouts, nn evals)."""
+    def _step(self, board: Board, walks: int | None = None):
+        """One batch (a generator): select leaves (at most ``walks`` walks when given), ``yield``
+        their planes and receive the network's ``Evaluation``, expand and back up. Returns
+        (playouts, nn evals)."""
         # One leaf per row: its node, then its board state in ``Board.arrays()`` order (stones,
         # group roots, next stone in the group, liberty bitsets, legal points, meta), then the
         # network's input planes.
@@ -198,7 +204,8 @@ class Searcher:
             mcts.seed_kernels(self._rollout_seed)
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
-                                    self.cfg_i, leaves, leaf_stones, leaf_group_roots,
+                                    self.cfg_i, leaves if walks is None else leaves[:walks],
+                                    leaf_stones, leaf_group_roots,
                                     leaf_group_next, leaf_liberties, leaf_legal, leaf_meta,
                                     planes, self.leaf_rollout, self.rollout_scratch)
         if n > 0:
@@ -236,11 +243,15 @@ class Searcher:
                      stop: threading.Event | None = None,
                      should_stop: Callable[[SearchProgress], str | None] | None = None,
                      on_progress: Callable[[SearchResult], None] | None = None,
-                     progress_interval: float = 0.5):
+                     progress_interval: float = 0.5, root: GumbelRoot | None = None):
         """``search`` as a generator that does not call the network itself: it yields each
         batch of input planes and expects the ``Evaluation`` to be sent back; it returns the
         ``SearchResult``. Self-play drives many of these at once so that one network call
-        serves the leaves of many games (``inference.BatchedSearches``)."""
+        serves the leaves of many games (``inference.BatchedSearches``).
+
+        With ``root`` (a ``gumbel.GumbelRoot``) the root's children are visited as its plan
+        says (sequential halving), and the search ends when the plan is done; the result's
+        move is still the most visited, ``root.move_index`` gives the plan's."""
         if board.size != self.size:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
@@ -271,7 +282,21 @@ class Searcher:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
         t = self.tree
         while True:
-            did, nn = yield from self._step(board)
+            walks = None
+            if root is not None and t.first[0] >= 0 and t.nchild[0] > 0:
+                kids = t.children(0)
+                root.start(kids.prior)
+                visits = kids.N
+                plan = root.next(visits, self._child_q(kids), -kids.proof, playouts,
+                                 len(self.buffers[0]))
+                if plan is None:
+                    reason = "gumbel"
+                    break
+                self.cfg_i[4], walks = plan
+            try:
+                did, nn = yield from self._step(board, walks)
+            finally:
+                self.cfg_i[4] = -1
             t = self.tree
             playouts += did
             evals += nn
@@ -355,6 +380,20 @@ class Searcher:
                               second, bool(n == 0 or int(np.argmax(q)) == best), root_value)
 
     # -- results -------------------------------------------------------------------------------
+    @staticmethod
+    def _child_q(kids) -> np.ndarray:
+        """Each root move's mean value for the side to move at the root (NaN: never visited)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(kids.N > 0, kids.W / np.maximum(kids.N, 1), np.nan)
+
+    def root_arrays(self):
+        """The root's moves as arrays, in the order of ``children()``: (moves, priors, visits,
+        q for the side to move at the root (NaN where unvisited), proof for that side), and the
+        network's own value of the root for the side to move, in [-1, 1]."""
+        kids = self.tree.children(0)
+        return (kids.move, kids.prior, kids.N, self._child_q(kids), -kids.proof,
+                float(self.tree.value[0]))
+
     def children(self) -> list[ChildStats]:
         kids = self.tree.children(0)
         out = []

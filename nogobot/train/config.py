@@ -78,6 +78,12 @@ class SelfPlayConfig:
     concurrent_games: int = 1  # games per worker sharing each network call (GPU: 64-256)
     max_tree_mb: int = 16  # memory bound of each game's search tree
     use_solver: bool = True
+    # Gumbel AlphaZero's root for the full searches (nogobot.gumbel): m candidates sampled with
+    # Gumbel noise, sequential halving, the improved policy as the target.
+    gumbel: bool = False
+    gumbel_m: int = 16
+    gumbel_c_visit: float = 50.0
+    gumbel_c_scale: float = 1.0
 
 
 @dataclass
@@ -194,6 +200,9 @@ _CHECKS: dict[str, tuple] = {
     "export.parity_sizes": (lambda v: len(v) >= 1 and all(5 <= s <= 19 for s in v),
                             "a non-empty list of board sizes in 5..19"),
 }
+_CHECKS["selfplay.gumbel_m"] = (lambda v: 1 <= v <= 361, "an integer in 1..361")
+_CHECKS["selfplay.gumbel_c_visit"] = (lambda v: v >= 0, "a number >= 0")
+_CHECKS["selfplay.gumbel_c_scale"] = (lambda v: v > 0, "a number > 0")
 _CHECKS["training.value_target_mix"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _CHECKS["curriculum.distill_weight"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _CHECKS["gating.stage_switch_games"] = (lambda v: v >= 0, "an integer >= 0")

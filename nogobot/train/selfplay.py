@@ -8,7 +8,7 @@ Shard arrays, one row per recorded position, everything from the side to move:
 key             dtype / shape      meaning
 ==============  =================  ====================================================
 planes          uint8 [n,C,N,N]    input planes (``nogobot.features``)
-policy          float16 [n,N*N]    search visit distribution (pruned when enabled)
+policy          float16 [n,N*N]    search visit distribution (pruned when enabled), or the Gumbel root's improved policy
 policy_weight   float32 [n]        1 = full search (a policy target), 0 = fast search
 moves           int16 [n]          the move played
 aux             int16 [n,2]        the next two moves (-1 past the end; auxiliary heads)
@@ -26,6 +26,13 @@ Switches (so their effect can be measured): **playout cap randomisation** (KataG
 of the moves get a full search and are policy targets, the others a fast search without noise and
 with ``policy_weight`` 0) and **policy target pruning** (KataGo: visits that PUCT would not have
 given a non-best child without exploration are removed from its target).
+
+**Gumbel root** (``selfplay.gumbel``; Danihelka et al. 2022, ``nogobot.gumbel``): the full
+searches sample their candidate moves with Gumbel noise and spend their playouts by sequential
+halving; the move played is the plan's, the policy target the improved policy softmax(logit +
+σ(completed Q)) rather than visit counts, so that 16–64 playouts a move still teach a policy.
+Dirichlet noise, the visit temperature and policy target pruning are off there (the Gumbel
+sampling is the exploration); the fast searches of playout cap randomisation stay PUCT.
 
 Workers: ``generate_games`` runs in-process for one worker, otherwise in ``spawn`` processes,
 each with its own ``OnnxEvaluator``; torch is imported only for GPU self-play when onnxruntime
@@ -50,6 +57,7 @@ from .. import sgf
 from ..atomicio import write_atomic
 from ..board import Board
 from ..features import board_planes
+from ..gumbel import GumbelRoot, GumbelSettings, improved_policy
 from ..mcts import SearchConfig
 from .config import SelfPlayConfig
 
@@ -159,14 +167,23 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
     total_playouts = 0
     while not board.is_terminal():
         full = (not sp.playout_cap_randomisation) or rng.random() < sp.full_search_fraction
-        searcher.config.dirichlet_weight = sp.dirichlet_weight if full else 0.0
+        gumbel = full and sp.gumbel
+        searcher.config.dirichlet_weight = sp.dirichlet_weight if full and not gumbel else 0.0
         n = sp.playouts if full else sp.fast_playouts
-        res = yield from searcher.search_steps(board, SearchLimits(playouts=n))
+        root = GumbelRoot(n, rng, GumbelSettings(sp.gumbel_m, sp.gumbel_c_visit,
+                                                 sp.gumbel_c_scale)) if gumbel else None
+        res = yield from searcher.search_steps(board, SearchLimits(playouts=n), root=root)
         total_playouts += res.playouts
         children = [c for c in res.children if c.visits > 0]
         target = np.zeros(area, np.float32)
         w = 0.0
-        if children and not res.reason.startswith("solver"):
+        if root is not None and root.g is not None and not res.reason.startswith("solver"):
+            moves, priors, visits, q, proof, net_value = searcher.root_arrays()
+            target[moves] = improved_policy(root.logits, visits, q, priors, net_value,
+                                            root.settings)
+            w = 1.0
+            move = int(moves[root.move_index(visits, q, proof)])
+        elif children and not res.reason.startswith("solver"):
             visits = np.array([c.visits for c in children], np.float64)
             if sp.policy_target_pruning and full:
                 visits = prune_policy_target(visits, [c.prior for c in children],
