@@ -116,18 +116,19 @@ def test_the_search_visits_only_the_plans_candidates():
 
 
 class Marked(UniformEvaluator):
-    """A net that thinks whoever must move once point ``x`` is taken is lost (win probability
-    0.1), and is even elsewhere: the root's move ``x`` is the one good move, which only search
-    can find (the policy is uniform)."""
+    """A net that sees only point ``x``: the side to move wins with probability 0.9 when it has
+    a stone there, 0.1 when the opponent has, 0.5 while it is empty. Its policy is uniform, so
+    that only the search can find the root's one good move, ``x``."""
 
     def __init__(self, x: int):
         self.x = x
 
     def evaluate(self, planes):
         ev = super().evaluate(planes)
-        b, _, h, w = planes.shape
-        taken = planes[:, 0].reshape(b, -1)[:, self.x] + planes[:, 1].reshape(b, -1)[:, self.x]
-        value = np.where(taken > 0, 0.1, 0.5).astype(np.float32)
+        b = planes.shape[0]
+        own = planes[:, 0].reshape(b, -1)[:, self.x] > 0
+        opp = planes[:, 1].reshape(b, -1)[:, self.x] > 0
+        value = np.where(own, 0.9, np.where(opp, 0.1, 0.5)).astype(np.float32)
         return Evaluation(ev.policy_logits, value, ev.dominion, ev.score)
 
 
@@ -150,17 +151,33 @@ def test_selfplay_game_with_the_gumbel_root():
     from nogobot.train.config import SelfPlayConfig
     from nogobot.train.selfplay import play_selfplay_game, search_config
 
-    sp = SelfPlayConfig(playouts=24, fast_playouts=8, full_search_fraction=0.5, gumbel=True,
-                        gumbel_m=8, batch_size=4, max_tree_mb=4)
+    sp = SelfPlayConfig(playouts=24, playout_cap_randomisation=False, gumbel=True, gumbel_m=8,
+                        batch_size=4, max_tree_mb=4, use_solver=False)
     searcher = Searcher(UniformEvaluator(), 5, search_config(sp), seed=2)
     game = play_selfplay_game(searcher, 5, sp, np.random.default_rng(2))
     a = game.arrays
-    full = a["policy_weight"] > 0
-    assert full.any() and (~full).any()
+    assert np.all(a["policy_weight"] == 1.0)
     policy = a["policy"].astype(np.float64)
     assert np.allclose(policy.sum(axis=1), 1.0, atol=1e-2)
-    # targets only on points that were empty (legal or not, never on a stone)
-    stones = a["planes"][:, 0] + a["planes"][:, 1]
-    assert not np.any((policy.reshape(stones.shape) > 0) & (stones > 0))
-    # a full Gumbel search's target spreads over more moves than its 24 playouts' few visits
-    assert np.median((policy[full] > 0).sum(axis=1)) > 8
+    legal = a["planes"][:, 2].reshape(len(policy), -1) > 0
+    assert not np.any((policy > 0) & ~legal)  # targets only where the side to move may play
+    # The first position: every move's completed Q is the uniform net's 0.5, so the improved
+    # policy is the (uniform) prior over all 25 points, where 24 playouts' visits reach at most
+    # the plan's 8 candidates.
+    assert np.allclose(policy[0], 1 / 25, atol=1e-3)
+
+
+def test_the_gumbel_config_loads_and_bad_settings_are_named():
+    import re
+    from pathlib import Path
+
+    from nogobot.train.config import ConfigError, load_config
+
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    cfg = load_config(configs / "campaign-gumbel.yaml")
+    assert cfg.selfplay.gumbel and cfg.selfplay.gumbel_m == 16
+    assert (cfg.selfplay.playouts, cfg.selfplay.fast_playouts) == (64, 16)
+    assert not load_config(configs / "campaign.yaml").selfplay.gumbel
+    with pytest.raises(ConfigError, match=re.escape("selfplay.gumbel_m: expected an integer "
+                                                    "in 1..361")):
+        load_config(configs / "campaign-gumbel.yaml", ["selfplay.gumbel_m=0"])
