@@ -3,8 +3,8 @@
 ``MCTSAgent`` wraps the search driver (``search.Searcher``) in the ``Agent`` protocol for GTP
 and owns the whole search of a move: the budget (a fixed time, playouts, or the time manager's
 ``MoveBudget`` with its stop hook), where the endgame solver works (``solver_zones``), the
-watchers' ``SearchHooks`` (GoGui interrupt, live graphics, analysis lines), pondering, and the
-log line.
+watchers' ``SearchHooks`` (GoGui interrupt, live graphics, analysis lines), pondering, the
+opening book's answers (``book.OpeningBook``), and the log line.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from . import coords
 from .agents import Agent
 from .board import Board
+from .book import OpeningBook
 from .mcts import SearchConfig
 from .search import SearchHooks, SearchLimits, SearchProgress, SearchResult, Searcher
 from .solver import SOLVER_ZONES
@@ -33,8 +34,10 @@ class MCTSAgent(Agent):
 
     def __init__(self, evaluator, size: int = 9, config: SearchConfig | None = None,
                  playouts: int | None = None, seconds: float | None = 1.0,
-                 seed: int | None = None, log=sys.stderr):
+                 seed: int | None = None, log=sys.stderr, book: OpeningBook | None = None):
+        """``book``: positions answered from an opening book, without search or clock."""
         self.evaluator = evaluator
+        self.book = book
         self.config = config or SearchConfig()
         self.playouts = playouts
         self.seconds = seconds
@@ -111,7 +114,16 @@ class MCTSAgent(Agent):
 
     def select_move(self, board: Board, seconds=None, hooks: SearchHooks | None = None) -> int:
         """Search and return the move (``seconds`` as in ``plan``), logged and kept in
-        ``last_result``; ``hooks`` watch the search."""
+        ``last_result``; ``hooks`` watch the search. A position in the opening book is answered
+        from it at once."""
+        entry = self.book.lookup(board) if self.book is not None else None
+        if entry is not None:
+            self.last_result = None  # no search: nothing for the time model or the watchers
+            if self.log is not None:
+                print(f"book: {coords.to_gtp(entry.move, board.size)} winrate "
+                      f"{entry.winrate:.3f} visits {entry.visits} (opening book, no search)",
+                      file=self.log, flush=True)
+            return entry.move
         limits, stopper = self.plan(seconds)
         result = self.search(board, limits, hooks, should_stop=stopper)
         self.report(result, board.size)

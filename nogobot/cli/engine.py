@@ -37,13 +37,14 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                   playouts: int | None = None,
                   seconds: float | None = None, depth: int | None = None,
                   seed: int | None = None, settings: dict | None = None, log: Any = None,
-                  warm_log: Callable | None = None) -> Callable[[], Any]:
+                  warm_log: Callable | None = None, book: Any = None) -> Callable[[], Any]:
     """A function that builds agent ``name``: "mcts" (the network search on ``model_path``
     with ``mcts.SearchConfig(**search)``) or a baseline from ``agents.registry``.
 
     The agent is built when the function is first called, so the protocol answers while the
     network and the kernels load. ``seconds`` None leaves each agent its own default limit;
-    ``settings``: a baseline's own settings (rave's, ``agents.registry.RAVE_SETTINGS``)."""
+    ``settings``: a baseline's own settings (rave's, ``agents.registry.RAVE_SETTINGS``);
+    ``book``: the network player's ``book.OpeningBook``."""
 
     def build():
         if name != "mcts":
@@ -62,9 +63,24 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
         warmup.wait("search", log=warm_log)
         limit = {} if seconds is None else {"seconds": seconds}
         return MCTSAgent(evaluator, config=SearchConfig(**(search or {})), playouts=playouts,
-                         seed=seed, log=log, **limit)
+                         seed=seed, log=log, book=book, **limit)
 
     return build
+
+
+def read_book(path: str | None, agent_name: str):
+    """The opening book at ``path`` (None: none), read before the protocol starts so that a bad
+    file stops the engine with one line naming it (reading it loads no numpy or numba)."""
+    if path is None:
+        return None
+    if agent_name != "mcts":
+        raise click.UsageError("--book is for the network search (--agent mcts)")
+    from ..book import BookError, OpeningBook
+
+    try:
+        return OpeningBook.load(path)
+    except BookError as e:
+        raise click.ClickException(str(e)) from None
 
 
 @click.command("gtp")
@@ -92,6 +108,9 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                    "(default 0.8; equal to --rollout-weight: one weight throughout).")
 @click.option("--rollouts", default=None, type=click.IntRange(min=1),
               help="Rollouts per leaf when rollouts are mixed in (default 4).")
+@click.option("--book", "book_path", default=None, type=click.Path(dir_okay=False),
+              help="Opening book (JSON, `nogobot book build`): its positions are answered at "
+                   "once, without search, saving the clock for later moves.")
 @agent_choice
 @seed_option()
 @click.option("--live-gfx", default="auto", show_default=True,
@@ -100,7 +119,7 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
-            agent_name, seed, live_gfx, quiet) -> None:
+            book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..gtp import serve
     from ..timecontrol import TimePolicy
@@ -108,6 +127,7 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     clock = time_control(seconds, byoyomi, per_move)
     policy = TimePolicy(lag_buffer=lag_buffer, no_limit_seconds=move_seconds)
     model_path = resolve_model(model) if agent_name == "mcts" else None
+    book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
     if rollout_weight is not None:
@@ -120,7 +140,7 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,
                             search=search, seed=seed, log=None if quiet else sys.stderr,
-                            **limits)
+                            book=book, **limits)
     # numba's kernels load (or, on a fresh install, compile) in the background while the first
     # commands are answered; a cold cache is announced once on stderr.
     status = serve(factory, board_size=size, quiet=quiet,

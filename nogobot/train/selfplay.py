@@ -8,7 +8,7 @@ Shard arrays, one row per recorded position, everything from the side to move:
 key             dtype / shape      meaning
 ==============  =================  ====================================================
 planes          uint8 [n,C,N,N]    input planes (``nogobot.features``)
-policy          float16 [n,N*N]    search visit distribution (pruned when enabled), or the Gumbel root's improved policy
+policy          float16 [n,N*N]    visits (pruned when enabled), or the Gumbel improved policy
 policy_weight   float32 [n]        1 = full search (a policy target), 0 = fast search
 moves           int16 [n]          the move played
 aux             int16 [n,2]        the next two moves (-1 past the end; auxiliary heads)
