@@ -146,6 +146,7 @@ def test_cli_builds_shows_and_gtp_refuses_a_bad_book(tmp_path):
             "--first-width", "2", "--playouts", "24"]
     first = runner.invoke(main, args)
     assert first.exit_code == 0, first.output
+    assert "positions; ply 0 black to move" in first.output  # each search is reported
     book = OpeningBook.load(out)
     assert 1 <= len(book) <= 3
     again = runner.invoke(main, args)  # resumes: nothing left to search
