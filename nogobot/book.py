@@ -29,14 +29,13 @@ from . import coords
 from .atomicio import write_atomic
 from .coords import BLACK
 
+# numpy, the board and the symmetries (``features``) load when a position is looked up, not when
+# the file is read: the GTP engine reads its book before it answers `name`, and must answer at
+# once.
 if TYPE_CHECKING:
     import numpy as np
 
     from .board import Board
-
-# numpy and the board load when a position is looked up, not when the file is read: the GTP
-# engine reads its book before it answers `name`, and must answer at once.
-NUM_SYMMETRIES = 8
 
 BOOK_FORMAT = 1
 _STONE_CHARS = ".XO"  # empty, black, white (the board's stone codes 0, 1, 2)
@@ -49,7 +48,7 @@ class BookError(ValueError):
 def canonical(board: Board) -> tuple[str, int]:
     """(key, k): the position's key and the symmetry k that maps the board onto the key's
     frame (``features.transform_policy``'s k)."""
-    from .features import symmetry_permutation
+    from .features import NUM_SYMMETRIES, symmetry_permutation
 
     best, best_k = None, 0
     stones = board.stones
@@ -79,9 +78,6 @@ class OpeningBook:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __contains__(self, board: Board) -> bool:
-        return canonical(board)[0] in self.entries
-
     def lookup(self, board: Board) -> BookEntry | None:
         """The book's entry for ``board`` with its move in the board's own frame (None when the
         position is not in the book, or the stored move is not legal there)."""
@@ -100,11 +96,11 @@ class OpeningBook:
 
     def add(self, board: Board, move: int, visits: int, winrate: float) -> None:
         """Store ``move`` (in the board's frame) for ``board``'s position."""
-        from .features import symmetry_permutation
+        from .features import transform_point
 
         key, k = canonical(board)
-        frame = list(symmetry_permutation(board.size, k))
-        self.entries[key] = BookEntry(frame.index(move), int(visits), float(winrate))
+        self.entries[key] = BookEntry(transform_point(move, board.size, k), int(visits),
+                                      float(winrate))
 
     def describe(self) -> list[str]:
         """One line per position, fewest stones first: the side to move, the stones (in the
@@ -178,7 +174,6 @@ class OpeningBook:
 def opponent_moves(board: Board, priors: np.ndarray | None, width: int) -> list[int]:
     """The opponent's moves the book answers: the ``width`` likeliest by ``priors`` (all legal
     moves when ``priors`` is None or width covers them), one per symmetry class."""
-
     legal = [int(p) for p in board.legal_moves()]
     if priors is not None and width < len(legal):
         legal.sort(key=lambda p: -float(priors[p]))
@@ -212,9 +207,8 @@ def book_positions(search: Callable[[Board], tuple[int, int, float]],
         entry = book.lookup(board)
         fresh = entry is None
         if fresh:
-            move, visits, winrate = search(board)
-            book.add(board, move, visits, winrate)
-            entry = book.lookup(board)
+            entry = BookEntry(*search(board))
+            book.add(board, entry.move, entry.visits, entry.winrate)
             searched += 1
         if on_position is not None:
             on_position(board, entry, fresh)
@@ -270,11 +264,9 @@ def build_book(out, model_path: str | None, size: int = 9, plies: int = 4, width
     ``model_path``: ``playouts`` a position, ``search`` the ``mcts.SearchConfig`` settings (the
     engine's defaults otherwise: hybrid rollouts and the solver). The file is rewritten after
     every searched position."""
-    import numpy as np
-
     from .board import Board
     from .features import board_planes
-    from .inference import load_evaluator
+    from .inference import load_evaluator, priors
     from .mcts import SearchConfig
     from .search import Searcher, SearchLimits
 
@@ -299,11 +291,9 @@ def build_book(out, model_path: str | None, size: int = 9, plies: int = 4, width
         res = searcher.search(board, SearchLimits(playouts=playouts))
         return res.move, res.visits, res.winrate
 
-    def priors(board: Board) -> np.ndarray:
-        logits = evaluator.evaluate(board_planes(board)[None]).policy_logits[0].astype(np.float64)
-        logits[~board.legal_mask()] = -np.inf
-        e = np.exp(logits - logits[np.isfinite(logits)].max())
-        return e / e.sum()
+    def policy(board: Board) -> np.ndarray:
+        logits = evaluator.evaluate(board_planes(board)[None]).policy_logits[0]
+        return priors(logits, board.legal_mask())
 
     def saved(board: Board, entry: BookEntry, fresh: bool) -> None:
         if fresh:
@@ -315,6 +305,6 @@ def build_book(out, model_path: str | None, size: int = 9, plies: int = 4, width
                     f"{coords.to_gtp(entry.move, size)} winrate {entry.winrate:.3f} "
                     f"visits {entry.visits}")
 
-    book_positions(long_search, priors, size, plies, width, first_width, book, saved)
+    book_positions(long_search, policy, size, plies, width, first_width, book, saved)
     book.save(out)
     return book

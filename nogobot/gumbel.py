@@ -81,7 +81,7 @@ def improved_policy(logits: np.ndarray, visits: np.ndarray, q: np.ndarray, prior
 
 class GumbelRoot:
     """The root plan of one search: ``next`` says which root child (by index in the root's
-    move list) the next walks go through and how many; ``move`` is the move to play once
+    move list) the next walks go through and how many; ``move_index`` is the child to play once
     ``next`` says the plan is done. Indices are those of ``Searcher.children()``."""
 
     def __init__(self, playouts: int, rng: np.random.Generator,
@@ -100,14 +100,18 @@ class GumbelRoot:
         self.targets: dict[int, int] = {}  # candidate -> visits it should have by this phase's end
         self.done = False
 
-    def _start(self, priors: np.ndarray) -> None:
+    def start(self, priors: np.ndarray) -> None:
+        """Draw the Gumbel variables and the candidates once the root's priors are known (later
+        calls keep the first draw)."""
+        if self.g is not None:
+            return
         n = len(priors)
         self.logits = np.log(np.maximum(np.asarray(priors, np.float64), 1e-30))
         self.g = self.rng.gumbel(size=n)
         m = min(self.settings.m, n)
         order = np.argsort(-(self.g + self.logits), kind="stable")
         self.candidates = [int(i) for i in order[:m]]
-        self.phases = max(1, math.ceil(math.log2(m))) if m > 1 else 1
+        self.phases = max(1, math.ceil(math.log2(m)))
 
     def _new_phase(self, visits: np.ndarray) -> None:
         per = max(1, self.playouts // (self.phases * len(self.candidates)))
@@ -146,11 +150,6 @@ class GumbelRoot:
                 return None
             self._new_phase(visits)
 
-    def start(self, priors: np.ndarray) -> None:
-        """Draw the Gumbel variables and the candidates once the root's priors are known."""
-        if self.g is None:
-            self._start(priors)
-
     def move_index(self, visits: np.ndarray, q: np.ndarray, proof: np.ndarray) -> int:
         """The root child to play: a proven win at once, else the best remaining candidate by
         g + logit + σ(q̂) (a proven loss only when nothing else is left)."""
@@ -160,6 +159,4 @@ class GumbelRoot:
             return int(wins[0])
         sc = self.scores(visits, q)
         pool = [k for k in self.candidates if proof[k] != -1] or self.candidates
-        if not pool:
-            pool = [k for k in range(len(sc)) if proof[k] != -1] or list(range(len(sc)))
         return int(max(pool, key=lambda k: sc[k]))

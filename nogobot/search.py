@@ -284,11 +284,9 @@ class Searcher:
         while True:
             walks = None
             if root is not None and t.first[0] >= 0 and t.nchild[0] > 0:
-                kids = t.children(0)
-                root.start(kids.prior)
-                visits = kids.N
-                plan = root.next(visits, self._child_q(kids), -kids.proof, playouts,
-                                 len(self.buffers[0]))
+                _, priors, visits, q, proof, _ = self.root_arrays()
+                root.start(priors)
+                plan = root.next(visits, q, proof, playouts, len(self.buffers[0]))
                 if plan is None:
                     reason = "gumbel"
                     break
@@ -380,29 +378,18 @@ class Searcher:
                               second, bool(n == 0 or int(np.argmax(q)) == best), root_value)
 
     # -- results -------------------------------------------------------------------------------
-    @staticmethod
-    def _child_q(kids) -> np.ndarray:
-        """Each root move's mean value for the side to move at the root (NaN: never visited)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(kids.N > 0, kids.W / np.maximum(kids.N, 1), np.nan)
-
     def root_arrays(self):
-        """The root's moves as arrays, in the order of ``children()``: (moves, priors, visits,
-        q for the side to move at the root (NaN where unvisited), proof for that side), and the
+        """The root's moves as arrays, in prior order: (moves, priors, visits, mean value for
+        the side to move at the root (NaN where unvisited), proof for that side), and the
         network's own value of the root for the side to move, in [-1, 1]."""
         kids = self.tree.children(0)
-        return (kids.move, kids.prior, kids.N, self._child_q(kids), -kids.proof,
-                float(self.tree.value[0]))
+        q = np.where(kids.N > 0, kids.W / np.maximum(kids.N, 1), np.nan)
+        return kids.move, kids.prior, kids.N, q, -kids.proof, float(self.tree.value[0])
 
     def children(self) -> list[ChildStats]:
-        kids = self.tree.children(0)
-        out = []
-        for k in range(len(kids)):
-            visits = int(kids.N[k])
-            q = float(kids.W[k]) / visits if visits else float("nan")
-            out.append(ChildStats(int(kids.move[k]), visits, q, float(kids.prior[k]),
-                                  -int(kids.proof[k])))
-        return out
+        moves, priors, visits, q, proof, _ = self.root_arrays()
+        return [ChildStats(int(m), int(n), float(v), float(p), int(f))
+                for m, p, n, v, f in zip(moves, priors, visits, q, proof)]
 
     def principal_variation(self, max_len: int = 20) -> list[int]:
         return mcts.principal_variation(self.tree, 0, max_len)
