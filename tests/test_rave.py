@@ -16,9 +16,8 @@ from numba import njit
 from test_agents_search import AVOID_POSITION, WIN_POSITIONS
 
 from nogobot import coords
-from nogobot.agents.rave import RAVE_SOLVER_ZONES, RaveAgent
+from nogobot.agents.rave import RaveAgent
 from nogobot.board import BLACK, WHITE, Board
-from nogobot.solver import SOLVER_ZONES
 from nogobot.playout import (
     S_EYEISH,
     S_NEAR_EYE,
@@ -277,10 +276,7 @@ def test_settings_reach_the_agent_and_bad_ones_are_named():
     p = clocked.time_policy
     assert (p.try_floor_seconds, p.solver_keep_share, p.reach_floor_seconds) == (1.5, 0.25, 0.8)
     assert p.opening_weight == agent.time_policy.opening_weight  # rave's own, kept
-    # rave's own keep (RAVE_CLOCK) where no setting overrides it
-    assert agent.time_policy.solver_keep_share == 0.25 and agent.time_policy.try_floor_seconds == 2
-    assert agent.time_policy.reach_floor_seconds == 0.7
-    assert clocked.solver_zones == RAVE_SOLVER_ZONES != SOLVER_ZONES
+    assert agent.time_policy.solver_keep_share == 0.5 and agent.time_policy.try_floor_seconds == 2
     for bad in ("c_uct", "nope=1", "expand_visits=2.5", "solver=maybe", "try_floor_seconds=x"):
         with pytest.raises(ValueError, match="bad rave setting"):
             parse_rave_settings([bad])

@@ -59,18 +59,6 @@ DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is 
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
 OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
-# Where the time plan expects rave's solver to work. Since the kernels lost numba's reference
-# counts (2.6x the solver's nodes), its first try, at 27-28 empty points, proved the game in 45
-# of 60 games against e55e623 (rave-fast-vs-e55e623; the other 15 by 24): the whole try zone is
-# its reach. Planned with the engine's zones (reach from 26), the time kept for those moves was
-# left over, and rave spent a median 88.5% of its clock before its first proof.
-RAVE_SOLVER_ZONES = SolverZones(exact=SOLVER_ZONES.exact, reach=SOLVER_MAX_EMPTY,
-                                tries=SOLVER_MAX_EMPTY)
-# ... and the keep for those moves (TimePolicy fields; ``clock`` overrides them): a quarter of a
-# lag buffer for each move the solver answers, and 0.7 s at least for a move of the reach (the
-# 45 first tries that proved took a median 0.43 s, 105,000 nodes, and at most 2.1 s; a move's
-# solver gets half its maximum, 1.5-2 times the plan, and a proof it misses comes a move later).
-RAVE_CLOCK = {"solver_keep_share": 0.25, "reach_floor_seconds": 0.7}
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
@@ -215,8 +203,7 @@ class RaveAgent(SearchAgent):
         # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
         # the late middle game, where rave's games are decided (docs/tournaments.md).
         # ``clock``: other TimePolicy fields (the solver zones' floors and keep).
-        self.time_policy = TimePolicy(opening_weight=opening_weight,
-                                      **{**RAVE_CLOCK, **(clock or {})})
+        self.time_policy = TimePolicy(opening_weight=opening_weight, **(clock or {}))
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:
@@ -237,10 +224,10 @@ class RaveAgent(SearchAgent):
     @property
     def solver_zones(self) -> SolverZones:
         """Where the endgame solver works (the time plan does not keep time for the moves it
-        answers): rave's zones (``RAVE_SOLVER_ZONES``)."""
+        answers): the engine's zones, as both use the same solver."""
         if self._solver is None:
             return NO_SOLVER
-        return RAVE_SOLVER_ZONES
+        return SOLVER_ZONES
 
     # -- the GTP contract ---------------------------------------------------------------------
     def select_move(self, board: Board, seconds=None) -> int:
