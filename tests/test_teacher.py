@@ -71,3 +71,107 @@ def test_selfplay_with_rave_writes_shards_and_resumes(tmp_path):
     r = CliRunner().invoke(main, [*args[:4], "1", *args[5:]])
     assert r.exit_code == 0, r.output
     assert len(list(out.glob("g*.npz"))) == 3 and shards[0].read_bytes() == first
+
+
+# -- late positions: the teacher aimed at the games a player lost -----------------------------
+
+def _random_game(size: int, seed: int) -> Board:
+    rng = np.random.default_rng(seed)
+    board = Board(size)
+    while not board.is_terminal():
+        board.play(int(rng.choice(board.legal_moves())))
+    return board
+
+
+def _collection(tmp_path, games) -> "Path":
+    """One SGF collection (as a results folder's games.sgf) of (board, black, white) games."""
+    from nogobot import sgf
+
+    path = tmp_path / "games.sgf"
+    path.write_text("".join(sgf.serialise(sgf.record_of(b, black=pb, white=pw))
+                            for b, pb, pw in games))
+    return path
+
+
+def _two_games(tmp_path):
+    """Two finished 7x7 games: "eng" loses the first (as whichever colour lost) and wins the
+    second; returns (collection, the first game's board, eng's colour in it)."""
+    lost, won = _random_game(7, 1), _random_game(7, 2)
+    loser1 = lost.to_move  # the side to move at the end has no move: it lost
+    names1 = ("eng", "rave") if loser1 == 1 else ("rave", "eng")
+    names2 = ("rave", "eng") if won.to_move == 1 else ("eng", "rave")
+    return _collection(tmp_path, [(lost, *names1), (won, *names2)]), lost, loser1
+
+
+def test_late_positions_come_from_the_lost_games_with_the_loser_to_move(tmp_path):
+    from nogobot.train.teacher import late_positions
+
+    path, lost, eng = _two_games(tmp_path)
+    found = late_positions([path], 7, (10, 20), lost_by=("eng",), count=3, seed=5)
+    assert 1 <= len(found) <= 3
+    moves = [tuple(m) for m in lost.moves]
+    for start in found:
+        k = len(start.moves)
+        assert 10 <= 49 - k <= 20  # no captures in NoGo: empty points = area - plies
+        assert list(start.moves) == moves[:k]  # a prefix of the lost game
+        assert start.board(7).to_move == eng and start.source.endswith("#1")
+    assert found == late_positions([path], 7, (10, 20), lost_by=("eng",), count=3, seed=5)
+    both = late_positions([tmp_path], 7, (10, 20), count=100, seed=5)  # a folder, no filter
+    assert {s.source[-2:] for s in both} == {"#1", "#2"}
+    assert late_positions([path], 7, (10, 20), lost_by=("nobody",)) == []
+    assert late_positions([path], 9, (10, 20)) == []  # other sizes are left out
+
+
+def test_a_teacher_game_from_a_start_records_the_positions_from_there(tmp_path):
+    from nogobot import sgf
+    from nogobot.train.teacher import StartPosition
+
+    lost = _random_game(7, 1)
+    start = StartPosition("t", tuple(tuple(m) for m in lost.moves[:20]))
+    agent = RaveAgent(playouts=150, seed=2)
+    game = play_teacher_game(agent, 7, np.random.default_rng(3), temperature_moves=2,
+                             start=start)
+    a = game.arrays
+    board = start.board(7)
+    np.testing.assert_array_equal(a["planes"][0], board_planes(board).astype(np.uint8))
+    for m in a["moves"]:
+        board.play(int(m))
+    assert board.is_terminal() and 3 - board.to_move == game.winner
+    rec = sgf.parse(game.sgf_text)  # the SGF is the whole game, the recorded moves first
+    assert len(rec.moves) == 20 + game.plies == 20 + len(a["moves"])
+    assert [tuple(m) for m in rec.moves[:20]] == list(start.moves)
+
+
+def test_selfplay_from_positions_writes_shards_and_names_bad_input(tmp_path):
+    path, lost, eng = _two_games(tmp_path)
+    out = tmp_path / "late"
+    args = ["selfplay", "--player", "rave", "--games", "3", "--out", str(out), "--playouts",
+            "120", "--size", "7", "--positions", str(path), "--empty", "10-20", "--lost-by",
+            "eng", "--per-record", "2"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    shards = sorted(out.glob("g*.npz"))
+    assert len(shards) == 3
+    for p in shards:
+        with np.load(p) as z:
+            start_ply = int(z["start_ply"])
+            assert 29 <= start_ply <= 39 and str(z["start_source"]).endswith("#1")
+            assert int(z["plies"]) == len(z["moves"]) <= 49 - start_ply
+        # only the positions from the start on, and training reads them like any shard
+        assert len(load_shard(p)["value"]) == int(np.load(p)["plies"]) > 0
+    # A rerun resumes with the next starts; the finished shards stay as they were.
+    first = shards[0].read_bytes()
+    r = CliRunner().invoke(main, [*args[:4], "1", *args[5:]])
+    assert r.exit_code == 0, r.output
+    assert len(list(out.glob("g*.npz"))) == 4 and shards[0].read_bytes() == first
+    base = args[3:]  # without --player rave
+    cases = [(["--player", "net"], "for --player rave"), (["--empty", "x"], "LO-HI"),
+             (["--empty", "30-20"], "LO <= HI")]
+    for extra, words in cases:
+        r = CliRunner().invoke(main, ["selfplay", *base, *extra] if extra[0] == "--player"
+                               else [*args, *extra])
+        assert r.exit_code != 0 and words in r.output, (extra, r.output)
+    nobody = [a if a != "eng" else "nobody" for a in args]
+    r = CliRunner().invoke(main, nobody)
+    assert r.exit_code != 0 and "no 7x7 position" in r.output and "lost by nobody" in r.output
+    assert len(list(out.glob("g*.npz"))) == 4  # refused input wrote nothing

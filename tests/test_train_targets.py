@@ -268,3 +268,34 @@ def test_ledger_plot_and_its_errors(tmp_path):
     led.write_text("nets:\n  - {name: a, elo: 0}\n")
     r = CliRunner().invoke(main, ["train", "report", str(led)])
     assert r.exit_code != 0 and "nets[0] needs 'selfplay_games'" in r.output
+
+
+def test_extra_games_train_beside_the_window_and_a_missing_folder_is_named(tmp_path):
+    """replay.extra_games (e.g. the teacher's late-position games) join every generation's
+    training data; a path that is not there stops the run before it writes anything."""
+    from nogobot.train.config import ConfigError, load_config
+    from nogobot.train.data import load_shard
+    from nogobot.train.loop import TrainingRun, read_csv
+    from nogobot.train.teacher import generate_teacher_games
+
+    size = load_config(TINY_CONFIG).board_size
+    extra = tmp_path / "teacher"
+    assert generate_teacher_games([extra / "g00000", extra / "g00001"], size, 100, seed=1) == 2
+    cfg = load_config(TINY_CONFIG, overrides=["gating.games=0",
+                                              f"replay.extra_games=['{extra}']"])
+    assert cfg.replay.extra_games == [str(extra)]
+    run = TrainingRun(cfg, tmp_path / "run")
+    run.initialise()
+    run.run(generations=1)
+    window = sum(len(load_shard(p)["value"]) for p in (run.dir / "games").rglob("*.npz"))
+    added = sum(len(load_shard(p)["value"]) for p in extra.glob("*.npz"))
+    rows = read_csv(run.dir / "metrics.csv")
+    assert window > 0 and added > 0
+    assert {int(r["positions"]) for r in rows} == {window + added}
+
+    bad = load_config(TINY_CONFIG, overrides=[f"replay.extra_games=['{tmp_path / 'nope'}']"])
+    with pytest.raises(ConfigError, match="replay.extra_games: .*nope: no such file"):
+        TrainingRun(bad, tmp_path / "run2")
+    assert not (tmp_path / "run2").exists()
+    with pytest.raises(ConfigError, match="expected a list of paths"):
+        load_config(TINY_CONFIG, overrides=["replay.extra_games=3"])

@@ -263,6 +263,33 @@ def train_calibration_cmd(records, model, size, bands, players, fit_from, thread
         click.echo(f"warning: {problem}" if problem else f"wrote {plot_out}", err=bool(problem))
 
 
+def _start_positions(paths, size: int, band: str, lost_by, per_record: int, seed: int) -> list:
+    """``teacher.late_positions`` for the CLI, shuffled by ``seed`` so that a rerun (resume)
+    gives each game the same start; a bad band or no position is a one-line error."""
+    import numpy as np
+
+    from ..train.calibration import CalibrationError
+    from ..train.teacher import late_positions
+
+    try:
+        lo, hi = (int(x) for x in band.split("-"))
+    except ValueError:
+        raise click.BadParameter(f"{band!r}: give LO-HI, e.g. 25-40", param_hint="--empty") from None
+    if not 0 <= lo <= hi <= size * size:
+        raise click.BadParameter(f"{band!r}: needs 0 <= LO <= HI <= {size * size}",
+                                 param_hint="--empty")
+    try:
+        found = late_positions(paths, size, (lo, hi), tuple(lost_by), per_record, seed)
+    except CalibrationError as e:
+        raise click.ClickException(str(e)) from None
+    if not found:
+        who = f" lost by {', '.join(lost_by)}" if lost_by else ""
+        raise click.ClickException(f"no {size}x{size} position with {lo}-{hi} empty points in "
+                                   f"the games{who} of {', '.join(map(str, paths))}")
+    order = np.random.default_rng(seed).permutation(len(found))
+    return [found[i] for i in order]
+
+
 @click.command("selfplay")
 @model_option()
 @click.option("--games", required=True, type=click.IntRange(min=1), help="Games to play.")
@@ -281,13 +308,27 @@ def train_calibration_cmd(records, model, size, bands, players, fit_from, thread
               help="Exact endgame solver in the search (slow on tiny boards).")
 @click.option("--concurrent-games", default=1, show_default=True, type=click.IntRange(1, 4096),
               help="Games per worker that share each network call (GPU: 64-256).")
+@click.option("--positions", "position_paths", multiple=True, type=click.Path(exists=True),
+              help="With --player rave: start each game from a position of these SGF records "
+                   "(files, collections such as a results folder's games.sgf, or folders; "
+                   "repeatable) instead of the empty board.")
+@click.option("--empty", "empty_band", default="25-40", show_default=True, metavar="LO-HI",
+              help="With --positions: the start positions' empty points.")
+@click.option("--lost-by", multiple=True, metavar="NAME",
+              help="With --positions: only games this player (SGF PB/PW) lost, from its side "
+                   "(repeatable).")
+@click.option("--per-record", default=2, show_default=True, type=click.IntRange(min=1),
+              help="With --positions: start positions drawn from each recorded game.")
 def selfplay_cmd(model, games, out, playouts, player, size, workers, seed, solver,
-                 concurrent_games) -> None:
+                 concurrent_games, position_paths, empty_band, lost_by, per_record) -> None:
     """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
     from pathlib import Path
 
     from ..inference import ModelError
 
+    if position_paths and player != "rave":
+        raise click.BadParameter("start positions are for --player rave (the teacher)",
+                                 param_hint="--positions")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = len(sorted(out_dir.glob("g*.npz")))
@@ -296,10 +337,17 @@ def selfplay_cmd(model, games, out, playouts, player, size, workers, seed, solve
         from ..train.loop import Progress
         from ..train.teacher import generate_teacher_games
 
+        starts, temperature_moves = None, 8
+        if position_paths:
+            found = _start_positions(position_paths, size, empty_band, lost_by, per_record, seed)
+            starts = [found[i % len(found)] for i in range(start, start + games)]
+            temperature_moves = 2  # the position is the point: only its first replies vary
+            click.echo(f"{len(found)} start positions from {len(position_paths)} source(s)")
         bar = Progress("rave self-play", games)
         try:
             n = generate_teacher_games(stems, size, playouts or 20_000, seed + start,
-                                       workers=workers, progress=bar)
+                                       workers=workers, progress=bar, starts=starts,
+                                       temperature_moves=temperature_moves)
         finally:
             bar.close()
         click.echo(f"wrote {n} games to {out_dir} ({start + n} in total)")

@@ -123,7 +123,7 @@ def _shard_game(path: Path) -> Game:
         raise CalibrationError(f"{path}: not a readable .npz shard ({e})") from None
 
 
-def _winner(rec: sgf.GameRecord, board) -> int | None:
+def record_winner(rec: sgf.GameRecord, board) -> int | None:
     """The winning colour: the record's RE[] (B+... / W+...: a game lost on time or by
     resignation counts as lost), else the side left without a legal move at the end."""
     res = (rec.result or "").strip().upper()
@@ -142,7 +142,7 @@ def _sgf_game(name: str, rec: sgf.GameRecord) -> Game | None:
         planes.append(board_planes(board).astype(np.uint8))
         to_move.append(colour)
         board.play(p, colour)
-    winner = _winner(rec, board)
+    winner = record_winner(rec, board)
     if winner is None or not planes:
         return None
     names = [rec.black if c == BLACK else rec.white for c in to_move]
@@ -176,6 +176,24 @@ def read_games(paths, size: int, skipped: Skipped, players=()):
         yield game
 
 
+def sgf_records(path: Path, size: int, skipped: Skipped):
+    """Yield (name, record) for each game of board size ``size`` in the SGF file ``path`` (one
+    game or a collection: a results folder's ``games.sgf``); illegal records and other sizes are
+    counted in ``skipped``."""
+    texts = _sgf_texts(path)
+    for i, text in enumerate(texts):
+        name = f"{path}#{i + 1}" if len(texts) > 1 else str(path)
+        try:
+            rec = sgf.parse(text)
+        except sgf.SgfError as e:
+            skipped.add("not a legal NoGo record", f"{name}: {e}")
+            continue
+        if rec.size != size:
+            skipped.add(f"board size not {size}", name)
+            continue
+        yield name, rec
+
+
 def _all_games(paths, size: int, skipped: Skipped):
     for path in record_files(paths):
         if path.suffix == ".npz":
@@ -185,17 +203,7 @@ def _all_games(paths, size: int, skipped: Skipped):
             elif len(game.won):
                 yield game
             continue
-        texts = _sgf_texts(path)
-        for i, text in enumerate(texts):
-            name = f"{path}#{i + 1}" if len(texts) > 1 else str(path)
-            try:
-                rec = sgf.parse(text)
-            except sgf.SgfError as e:
-                skipped.add("not a legal NoGo record", f"{name}: {e}")
-                continue
-            if rec.size != size:
-                skipped.add(f"board size not {size}", name)
-                continue
+        for name, rec in sgf_records(path, size, skipped):
             game = _sgf_game(name, rec)
             if game is None:
                 skipped.add("no result", name)

@@ -89,6 +89,10 @@ class SelfPlayConfig:
 @dataclass
 class ReplayConfig:
     window_games: int = 2000  # train on the most recent games only
+    # Game records trained on beside the window, every generation (folders or files of .npz
+    # shards and SGFs, as --from-games reads them; relative to the working directory): e.g.
+    # the teacher's late-position games (``nogobot selfplay --player rave --positions``).
+    extra_games: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -271,6 +275,10 @@ def _convert(value: Any, typ, key: str, ctx: _Ctx):
         if value is not None and not isinstance(value, str):
             raise ctx.error(key, f"{key}: expected a path (string) or null, got {shown}")
         return value
+    if typ == "list[str]":
+        if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
+            raise ctx.error(key, f"{key}: expected a list of paths (strings), got {shown}")
+        return list(value)
     if typ == "list[int]":
         if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int)
                                               for v in value):

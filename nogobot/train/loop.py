@@ -35,7 +35,7 @@ import yaml
 
 from ..atomicio import write_atomic
 from .backend import LocalBackend
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 from .gating import gating_result
 from .runfiles import append_csv, log, read_csv, write_json
 
@@ -92,6 +92,10 @@ class TrainingRun:
                  config_path=None, backend=None):
         self.cfg = cfg
         self.dir = Path(run_dir)
+        missing = [p for p in cfg.replay.extra_games if not Path(p).exists()]
+        if missing:  # before anything is written to the run directory
+            raise ConfigError(f"{config_path or self.dir / 'config.yaml'}: replay.extra_games: "
+                              f"{missing[0]}: no such file or folder")
         self.device = device
         self.workers = workers
         # Where self-play and gating games are played (backend.py): worker processes here, or
@@ -112,7 +116,22 @@ class TrainingRun:
         from .replay import ReplayBuffer
 
         self.replay = ReplayBuffer(self.dir / "games", cfg.replay.window_games)
+        self._extra_games: list[dict] | None = None
         self._trainers: dict[int, object] = {}
+
+    def extra_games(self) -> list[dict]:
+        """The games of ``replay.extra_games``, read once: they sit beside the window in every
+        generation's training data (positions drawn in proportion to their number)."""
+        if self._extra_games is None:
+            from .replay import load_games
+
+            self._extra_games = []
+            for path in self.cfg.replay.extra_games:
+                games, counts = load_games(path)
+                self._extra_games += games
+                log(f"replay.extra_games: {path}: {counts['npz'] + counts['sgf']} games"
+                    + (f" ({counts['skipped']} skipped)" if counts["skipped"] else ""))
+        return self._extra_games
 
     # -- state ----------------------------------------------------------------------------
     def save_state(self) -> None:
@@ -277,7 +296,7 @@ class TrainingRun:
             if data is None:
                 from .data import positions
 
-                data = self.replay.load()
+                data = self.replay.load(self.extra_games())
                 n = positions(data)
             t = self.trainer(s)
             steps = cfg.training.steps_per_generation

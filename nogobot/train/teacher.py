@@ -13,9 +13,16 @@ search's:
 
 The first ``temperature_moves`` plies are sampled in proportion to the visits so that games
 differ; after that rave plays its own choice. Training reads the shards like any other
-(``nogobot train ... --from-games DIR``, or mixed into a replay window), so the network learns
-the value that rollouts count and a network trained on 100-200-playout self-play misreads
+(``nogobot train ... --from-games DIR``, or a campaign's ``replay.extra_games``), so the network
+learns the value that rollouts count and a network trained on 100-200-playout self-play misreads
 (issue 19: "the net misreads how many safe points each side keeps").
+
+Late positions (``late_positions``): instead of the empty board, each game may start from a
+position of a recorded game (tournament SGFs) with a given number of empty points, by default
+from games a named player lost, and rave plays it out from there. The shard holds the positions
+from the start on (its SGF the whole game, the recorded moves first). That aims the teacher at
+the late middle game, where the network's value misreads the games it loses (docs/training.md,
+"Value calibration").
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..agents.rave import RaveAgent
-from ..board import Board
+from ..board import BLACK, Board
 from .selfplay import GameData, GameRecorder, run_pool, write_shard
 
 TEACHER = "rave"
@@ -42,6 +49,57 @@ class TeacherJob:
     simulations: int
     seed: int
     temperature_moves: int = 8
+    starts: list | None = None  # per stem: a StartPosition to play from (None: the empty board)
+
+
+@dataclass(frozen=True)
+class StartPosition:
+    """A teacher game's first position: ``moves`` (colour, point) played from the empty board,
+    taken from ``source`` (a record's name)."""
+
+    source: str
+    moves: tuple
+
+    def board(self, size: int) -> Board:
+        board = Board(size)
+        for colour, point in self.moves:
+            board.play(point, colour)
+        return board
+
+
+def late_positions(paths, size: int, empty: tuple[int, int], lost_by=(), count: int = 1,
+                   seed: int = 0) -> list[StartPosition]:
+    """Start positions from the SGF records behind ``paths`` (files, collections such as a
+    results folder's ``games.sgf``, or folders of them): from each game, ``count`` positions
+    drawn at random among those with ``empty[0]``-``empty[1]`` empty points. With ``lost_by``
+    (names as in SGF PB/PW), only games that one of them lost, and only positions with the
+    loser to move: the value the loser's net read there was wrong.
+
+    Records with set-up stones are left out (a start is a move list from the empty board)."""
+    from .calibration import Skipped, record_files, record_winner, sgf_records
+
+    lo, hi = empty
+    rng = np.random.default_rng(seed)
+    skipped = Skipped()
+    out = []
+    for path in record_files(paths):
+        if path.suffix != ".sgf":
+            continue
+        for name, rec in sgf_records(path, size, skipped):
+            if rec.setup:
+                continue
+            winner = record_winner(rec, rec.board())
+            if winner is None:
+                continue
+            loser = rec.white if winner == BLACK else rec.black
+            if lost_by and loser not in lost_by:
+                continue
+            area = size * size
+            plies = [k for k, (colour, _) in enumerate(rec.moves)
+                     if lo <= area - k <= hi and (not lost_by or colour != winner)]
+            for k in rng.permutation(plies)[:count]:
+                out.append(StartPosition(name, tuple(rec.moves[:int(k)])))
+    return out
 
 
 def search_targets(agent: RaveAgent, move: int, area: int) -> tuple[np.ndarray, float, float]:
@@ -71,18 +129,21 @@ def search_targets(agent: RaveAgent, move: int, area: int) -> tuple[np.ndarray, 
 
 
 def play_teacher_game(agent: RaveAgent, size: int, rng: np.random.Generator,
-                      temperature_moves: int = 8) -> GameData:
-    """One game of ``agent`` against itself; returns its shard data (``selfplay``'s format)."""
+                      temperature_moves: int = 8, start: StartPosition | None = None) -> GameData:
+    """One game of ``agent`` against itself, from the empty board or from ``start`` (its first
+    ``temperature_moves`` plies from there sampled); returns its shard data (``selfplay``'s
+    format: the positions from the start on)."""
     agent.forget()
     game = GameRecorder(size)
-    board = Board(size)
+    board = Board(size) if start is None else start.board(size)
+    first = board.ply
     area = size * size
     simulations = 0
     while not board.is_terminal():
         move = int(agent.select_move(board))
         simulations += agent.last_result.simulations
         target, w, value = search_targets(agent, move, area)
-        if board.ply < temperature_moves and w > 0 and value < 1.0:
+        if board.ply - first < temperature_moves and w > 0 and value < 1.0:
             move = int(rng.choice(area, p=target / target.sum()))
         game.record(board, target, w, value, move)
         board.play(move)
@@ -95,12 +156,15 @@ def run_teacher_job(job: TeacherJob, progress=None) -> int:
     agent = RaveAgent(playouts=job.simulations, seed=job.seed, solver=False)
     rng = np.random.default_rng(job.seed)
     written = 0
-    for stem in map(Path, job.stems):
+    starts = job.starts or [None] * len(job.stems)
+    for stem, start in zip(map(Path, job.stems), starts):
         if stem.with_suffix(".npz").exists():
             continue
-        game = play_teacher_game(agent, job.size, rng, job.temperature_moves)
-        write_shard(stem, game, {"model": TEACHER, "seed": job.seed,
-                                 "simulations": job.simulations})
+        game = play_teacher_game(agent, job.size, rng, job.temperature_moves, start)
+        extra = {"model": TEACHER, "seed": job.seed, "simulations": job.simulations}
+        if start is not None:
+            extra.update(start_source=start.source, start_ply=len(start.moves))
+        write_shard(stem, game, extra)
         written += 1
         if progress is not None:
             progress(1)
@@ -114,15 +178,20 @@ def _worker(job: TeacherJob) -> int:
 
 def generate_teacher_games(stems: list, size: int, simulations: int, seed: int,
                            workers: int = 1, temperature_moves: int = 8,
-                           progress=None) -> int:
+                           progress=None, starts: list | None = None) -> int:
     """Fill every missing shard in ``stems`` with a rave self-play game (``workers``
-    processes, each with every ``workers``-th stem and its own seed); returns games written."""
-    stems = [str(s) for s in stems if not Path(s).with_suffix(".npz").exists()]
-    if not stems:
+    processes, each with every ``workers``-th stem and its own seed); returns games written.
+    ``starts``: a StartPosition per stem (in step with ``stems``) to play from."""
+    pairs = [(str(s), None if starts is None else starts[i]) for i, s in enumerate(stems)
+             if not Path(s).with_suffix(".npz").exists()]
+    if not pairs:
         return 0
-    workers = max(1, min(workers, len(stems)))
-    jobs = [TeacherJob(stems[i::workers], size, simulations, seed * 1000 + i, temperature_moves)
+    workers = max(1, min(workers, len(pairs)))
+    jobs = [TeacherJob([s for s, _ in pairs[i::workers]], size, simulations, seed * 1000 + i,
+                       temperature_moves,
+                       None if starts is None else [p for _, p in pairs[i::workers]])
             for i in range(workers)]
+    stems = [s for s, _ in pairs]
     if workers == 1:
         return run_teacher_job(jobs[0], progress)
     return run_pool(_worker, jobs, stems, progress)
