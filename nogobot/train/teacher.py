@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import sgf
 from ..agents.rave import RaveAgent
 from ..board import BLACK, Board
 from .selfplay import GameData, GameRecorder, run_pool, write_shard
@@ -61,10 +62,7 @@ class StartPosition:
     moves: tuple
 
     def board(self, size: int) -> Board:
-        board = Board(size)
-        for colour, point in self.moves:
-            board.play(point, colour)
-        return board
+        return sgf.GameRecord(size=size, moves=list(self.moves)).board()
 
 
 def late_positions(paths, size: int, empty: tuple[int, int], lost_by=(), count: int = 1,
@@ -82,6 +80,7 @@ def late_positions(paths, size: int, empty: tuple[int, int], lost_by=(), count: 
     rng = np.random.default_rng(seed)
     skipped = Skipped()
     out = []
+    area = size * size
     for path in record_files(paths):
         if path.suffix != ".sgf":
             continue
@@ -94,7 +93,6 @@ def late_positions(paths, size: int, empty: tuple[int, int], lost_by=(), count: 
             loser = rec.white if winner == BLACK else rec.black
             if lost_by and loser not in lost_by:
                 continue
-            area = size * size
             plies = [k for k, (colour, _) in enumerate(rec.moves)
                      if lo <= area - k <= hi and (not lost_by or colour != winner)]
             for k in rng.permutation(plies)[:count]:
@@ -182,14 +180,13 @@ def generate_teacher_games(stems: list, size: int, simulations: int, seed: int,
     """Fill every missing shard in ``stems`` with a rave self-play game (``workers``
     processes, each with every ``workers``-th stem and its own seed); returns games written.
     ``starts``: a StartPosition per stem (in step with ``stems``) to play from."""
-    pairs = [(str(s), None if starts is None else starts[i]) for i, s in enumerate(stems)
+    pairs = [(str(s), p) for s, p in zip(stems, starts or [None] * len(stems))
              if not Path(s).with_suffix(".npz").exists()]
     if not pairs:
         return 0
     workers = max(1, min(workers, len(pairs)))
     jobs = [TeacherJob([s for s, _ in pairs[i::workers]], size, simulations, seed * 1000 + i,
-                       temperature_moves,
-                       None if starts is None else [p for _, p in pairs[i::workers]])
+                       temperature_moves, [p for _, p in pairs[i::workers]])
             for i in range(workers)]
     stems = [s for s, _ in pairs]
     if workers == 1:
