@@ -275,3 +275,54 @@ def test_concurrent_games_share_network_calls(tmp_path):
         assert d["value"][-1] == 1.0 and len(d["value"]) == plies
         rec = sgf.load(tmp_path / "four" / f"g{i}.sgf")  # every move checked by the rules
         assert len(rec.moves) == plies
+
+
+def test_ladder_merge_adds_wins_by_label_and_refits_elo(tmp_path):
+    """`nogobot train ladder-merge`: the wins of several ladders are added by player label
+    (after --same renames) and Bradley-Terry is refitted on the sum; the committed ledger
+    ladder (ladder-200-sp1-gen95 extended by ladder-200-sp4-gen142, where sp5 was gen82)
+    comes out as its merged file says; broken input is refused in one line naming the file."""
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+    from nogobot.train.match import merge_ladders
+    from nogobot.tournament.elo import bradley_terry
+
+    first = {"players": {"a": "random", "b": "greedy"}, "wins": [[0, 3], [5, 0]],
+             "matches": [{"a": "a", "b": "b", "wins": 3, "losses": 5}]}
+    second = {"names": ["B", "c"], "wins": [[0, 4], [4, 0]]}
+    res = merge_ladders([("1.json", first), ("2.json", second)], same={"B": "b"})
+    assert res.labels == ["a", "b", "c"] and res.specs == ["random", "greedy", ""]
+    np.testing.assert_array_equal(res.wins, [[0, 3, 0], [5, 0, 4], [0, 4, 0]])
+    expected = bradley_terry(res.labels, res.wins, anchor="a")
+    assert res.ratings.elo == pytest.approx(expected.elo) and res.ratings.elo["a"] == 0
+    assert res.ratings.elo["b"] > 0
+    assert [m["from"] for m in res.matches] == ["1.json"]
+    anchored = merge_ladders([("1.json", first), ("2.json", second)], {"B": "b"}, anchor="b")
+    assert anchored.ratings.elo["b"] == 0 and anchored.ratings.elo["a"] < 0
+    with pytest.raises(ValueError, match="2.json: 'wins' is not a 2x2"):
+        merge_ladders([("1.json", first), ("2.json", {"names": ["x", "y"], "wins": [[1]]})])
+    with pytest.raises(ValueError, match="anchor 'z'"):
+        merge_ladders([("1.json", first)], anchor="z")
+
+    ledger = Path(__file__).resolve().parents[1] / "tournaments" / "ledger-results"
+    older = ledger / "ladder-200-sp1-gen95" / "ladder.json"
+    newer = ledger / "ladder-200-sp4-gen142" / "ladder-sp4-gen142.json"
+    merged = json.loads((ledger / "ladder-200-sp4-gen142" / "ladder-merged.json").read_text())
+    out = tmp_path / "merged.json"
+    r = CliRunner().invoke(main, ["train", "ladder-merge", str(older), str(newer),
+                                  "--same", "sp5=gen82", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert list(doc["players"]) == merged["names"] and doc["wins"] == merged["wins"]
+    assert doc["elo"] == pytest.approx(merged["elo"], abs=0.5)
+    assert "| gen114 |" in r.output and doc["merged_from"] == [str(older), str(newer)]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    r = CliRunner().invoke(main, ["train", "ladder-merge", str(older), str(bad)])
+    assert r.exit_code != 0 and f"{bad}: not readable as JSON" in r.output
+    r = CliRunner().invoke(main, ["train", "ladder-merge", str(older), "--same", "sp5"])
+    assert r.exit_code != 0 and "expected OLD=NEW" in r.output

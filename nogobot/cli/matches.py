@@ -70,7 +70,7 @@ def train_ladder_cmd(players, games, playouts, size, opening_temperature_moves, 
     import json
     from pathlib import Path
 
-    from ..train.match import run_ladder
+    from ..train.match import ladder_document, run_ladder
 
     entries = []
     for item in players:
@@ -93,13 +93,51 @@ def train_ladder_cmd(players, games, playouts, size, opening_temperature_moves, 
             raise click.ClickException(str(e)) from None
     click.echo(res.table())
     if json_out:
-        data = {"players": dict(entries), "games_per_pairing": games, "playouts": playouts,
-                "size": size, "wins": res.wins.tolist(),
-                "elo": res.ratings.elo, "ci95": res.ratings.ci95,
-                "matches": [{"a": m.a, "b": m.b, "wins": m.wins, "losses": m.losses,
-                             "mean_plies": sum(m.plies) / max(len(m.plies), 1)}
-                            for m in res.matches]}
-        Path(json_out).write_text(json.dumps(data, indent=1))
+        from ..atomicio import write_atomic
+
+        write_atomic(json_out, json.dumps(ladder_document(
+            res, games_per_pairing=games, playouts=playouts, size=size), indent=1))
+
+
+@train_group.command("ladder-merge")
+@click.argument("ladders", nargs=-1, required=True, metavar="LADDER.json...",
+                type=click.Path(exists=True, dir_okay=False))
+@click.option("--same", "same", multiple=True, metavar="OLD=NEW",
+              help="Player OLD of some ladder is NEW of another (repeatable).")
+@click.option("--anchor", default=None, help="Player rated 0 (default: the first ladder's first).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False),
+              help="Write the merged ladder (wins, Elo, pairings) to this JSON file.")
+def train_ladder_merge_cmd(ladders, same, anchor, json_out) -> None:
+    """Rate several `train ladder --json` results as one ladder: their wins are added by player
+    label and the Bradley-Terry Elo refitted, e.g. a ladder extended by a later run with new
+    nets. Prints the table as `train ladder` does."""
+    import json
+    from pathlib import Path
+
+    from ..train.match import ladder_document, merge_ladders
+
+    renames = {}
+    for item in same:
+        old, sep, new = item.partition("=")
+        if not sep or not old or not new:
+            raise click.BadParameter(f"{item!r}: expected OLD=NEW", param_hint="--same")
+        renames[old] = new
+    documents = []
+    for path in ladders:
+        try:
+            documents.append((path, json.loads(Path(path).read_text())))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise click.ClickException(f"{path}: not readable as JSON ({e})") from None
+    try:
+        res = merge_ladders(documents, renames, anchor)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(res.table())
+    if json_out:
+        from ..atomicio import write_atomic
+
+        write_atomic(json_out, json.dumps(ladder_document(
+            res, merged_from=list(ladders)), indent=1))
 
 
 SPRT_KEYS = ("elo0=", "elo1=", "alpha=", "beta=", "model=")

@@ -5,7 +5,9 @@ GTP subprocesses and clocks; gating runs every generation on a shared 2-core mac
 single-threaded searches at fixed playouts in one process cost no start-up at all and do not
 depend on the machine's load. ``run_ladder`` (``nogobot train ladder``) plays a round robin of
 several players this way, spread over worker processes, and fits Bradley–Terry Elo
-(``nogobot.tournament.elo``): the ablation table of docs/training.md comes from it.
+(``nogobot.tournament.elo``): the ablation table of docs/training.md comes from it;
+``merge_ladders`` (``train ladder-merge``) adds several ladders' results and refits, so a ladder
+extended by later runs keeps one scale.
 ``play_match`` spreads one match's games over worker processes (a run's gating), each game seeded
 on its own by ``match_jobs``, so the games do not depend on the number of workers. The referee is
 ``nogobot.board`` (the only owner of the rules): a player whose move is illegal loses the game
@@ -270,7 +272,8 @@ class LadderResult:
             name = self.labels[i]
             won, played = self.wins[i].sum(), (self.wins[i] + self.wins[:, i]).sum()
             ci = f" ± {r.ci95[name]:.0f}" if i else " (anchor)"
-            rows.append(f"| {name} | `{self.specs[i]}` | {int(played)} | {int(won)}-"
+            spec = f"`{self.specs[i]}`" if self.specs[i] else "—"  # merged: maybe not known
+            rows.append(f"| {name} | {spec} | {int(played)} | {int(won)}-"
                         f"{int(played - won)} ({100 * won / max(played, 1):.0f}%) | "
                         f"{r.elo[name]:+.0f}{ci} |")
         return "\n".join(rows)
@@ -322,3 +325,64 @@ def run_ladder(entries: list[tuple[str, str]], games: int, size: int = 9, playou
             record(res)
     ratings = bradley_terry(labels, wins, anchor=labels[0])
     return LadderResult(labels, specs, wins, matches, ratings)
+
+
+def ladder_document(res: LadderResult, **extra) -> dict:
+    """The JSON form of a ladder (``train ladder --json``, ``train ladder-merge``): players
+    (label → spec), the wins matrix in their order, Elo and 95% half-widths, the pairings."""
+    return {"players": dict(zip(res.labels, res.specs)), **extra,
+            "wins": res.wins.astype(int).tolist(),
+            "elo": res.ratings.elo, "ci95": res.ratings.ci95,
+            "matches": [m if isinstance(m, dict) else
+                        {"a": m.a, "b": m.b, "wins": m.wins, "losses": m.losses,
+                         "mean_plies": sum(m.plies) / max(len(m.plies), 1)}
+                        for m in res.matches]}
+
+
+def merge_ladders(documents: list[tuple[str, dict]], same: dict[str, str] | None = None,
+                  anchor: str | None = None) -> LadderResult:
+    """Add the wins matrices of several ladders' JSON documents ((name, document) pairs) by
+    player label and refit Bradley–Terry Elo on the sum, anchored on ``anchor`` (default: the
+    first document's first player), so a ladder extended by later runs is rated as one.
+
+    ``same`` renames labels first (``{"gen82": "sp5"}``: a player labelled gen82 in one run and
+    sp5 in another). A document is read as ``train ladder --json`` writes it (``players``: label →
+    spec) or as a bare ``names`` list; anything else raises ValueError naming the document."""
+    from ..tournament.elo import bradley_terry
+
+    same = same or {}
+    labels: list[str] = []
+    specs: dict[str, str] = {}
+    pair_wins: dict[tuple[str, str], int] = {}
+    matches: list[dict] = []
+    for name, doc in documents:
+        try:
+            players = doc["players"] if "players" in doc else {n: "" for n in doc["names"]}
+            own = [same.get(str(p), str(p)) for p in players]
+            wins = np.asarray(doc["wins"], dtype=float)
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{name}: not a ladder (needs 'players' or 'names', and 'wins')") \
+                from None
+        if wins.shape != (len(own), len(own)) or (wins < 0).any():
+            raise ValueError(f"{name}: 'wins' is not a {len(own)}x{len(own)} matrix of counts")
+        if len(set(own)) != len(own):
+            raise ValueError(f"{name}: two players share a label after renaming")
+        for label, spec in zip(own, players.values()):
+            if label not in specs:
+                labels.append(label)
+                specs[label] = spec
+            specs[label] = specs[label] or spec
+        for i, a in enumerate(own):
+            for j, b in enumerate(own):
+                pair_wins[a, b] = pair_wins.get((a, b), 0) + int(wins[i, j])
+        for m in doc.get("matches", []):
+            matches.append({**m, "a": same.get(m["a"], m["a"]), "b": same.get(m["b"], m["b"]),
+                            "from": name})
+    anchor = same.get(anchor, anchor) if anchor else labels[0] if labels else None
+    if len(labels) < 2:
+        raise ValueError("a merged ladder needs at least two players")
+    if anchor not in labels:
+        raise ValueError(f"anchor {anchor!r} is not a player of these ladders")
+    wins = np.array([[pair_wins.get((a, b), 0) for b in labels] for a in labels], dtype=float)
+    ratings = bradley_terry(labels, wins, anchor=anchor)
+    return LadderResult(labels, [specs[label] for label in labels], wins, matches, ratings)
