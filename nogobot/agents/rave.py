@@ -55,9 +55,9 @@ PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
 # Tree nodes over all threads, 27 bytes each (650 MB when full; np.empty pages are resident only
 # once used). A simulation adds 1-3 nodes (median 2.2): a 60 s game's moves stay under 0.7M, but
-# at 900 s a 30-50 s move runs 2-3M simulations, and the earlier cap of 3M filled in 46 of
-# rave's first 78 moves of tournaments/sp6-rave-900 (2026-11-27), after which a full tree only
-# refines its leaves' statistics. 24M holds a 100 s move.
+# at 900 s a 30-50 s move runs 2-3M simulations, and the earlier cap of 3M was full in 169 of
+# rave's 287 searched moves of tournaments/sp6-rave-900 (2026-11-27), after which a full tree
+# only refines its leaves' statistics. 24M holds a 100 s move.
 MAX_NODES = 24_000_000
 DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
 # Solver nodes per simulation when a move is limited by simulations alone: about half the

@@ -260,7 +260,7 @@ class LadderResult:
     labels: list[str]
     specs: list[str]
     wins: np.ndarray  # wins[i, j] = games i won against j
-    matches: list[MatchResult]
+    matches: list  # MatchResult each; dicts when read back from JSON by merge_ladders
     ratings: object  # nogobot.tournament.elo.Ratings, anchored on the first player
 
     def table(self) -> str:
@@ -370,17 +370,16 @@ def merge_ladders(documents: list[tuple[str, dict]], same: dict[str, str] | None
         for label, spec in zip(own, players.values()):
             if label not in specs:
                 labels.append(label)
-                specs[label] = spec
-            specs[label] = specs[label] or spec
+            specs[label] = specs.get(label) or spec  # the first spec a ladder gives
         for i, a in enumerate(own):
             for j, b in enumerate(own):
                 pair_wins[a, b] = pair_wins.get((a, b), 0) + int(wins[i, j])
         for m in doc.get("matches", []):
             matches.append({**m, "a": same.get(m["a"], m["a"]), "b": same.get(m["b"], m["b"]),
                             "from": name})
-    anchor = same.get(anchor, anchor) if anchor else labels[0] if labels else None
     if len(labels) < 2:
         raise ValueError("a merged ladder needs at least two players")
+    anchor = same.get(anchor, anchor) if anchor else labels[0]
     if anchor not in labels:
         raise ValueError(f"anchor {anchor!r} is not a player of these ladders")
     wins = np.array([[pair_wins.get((a, b), 0) for b in labels] for a in labels], dtype=float)
