@@ -64,6 +64,17 @@ DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is 
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
 OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
+# The clock's keep for the endgame solver, lighter than the network engine's (TimePolicy's
+# defaults): at 60 s those left 11.5% of rave's clock unspent at its first proof (a median 88.5%
+# spent before it, rave-fast-vs-e55e623), since the first try at 27-28 empty points proved the
+# game in 45 of 60 games, in a median 0.43 s, and the time kept for the moves after it was never
+# used. Kept instead: a 1.2 s try (its solver gets about 1.2 s at its maximum, where 37 of those 45
+# proofs took under 400,000 nodes) and 0.6 s for each move of the reach, 1% of the clock as
+# reserve (rave's moves overrun their plan by a 5 ms batch at most; 2.8 s was the least left in
+# those 60 games) and a fifth of a lag buffer for each move the solver answers (it answers in
+# under 10 ms once the game is proven).
+RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.01,
+              "solver_keep_share": 0.2}
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
@@ -207,8 +218,10 @@ class RaveAgent(SearchAgent):
         self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
         # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
         # the late middle game, where rave's games are decided (docs/tournaments.md).
-        # ``clock``: other TimePolicy fields (the solver zones' floors and keep).
-        self.time_policy = TimePolicy(opening_weight=opening_weight, **(clock or {}))
+        # ``clock``: other TimePolicy fields (the solver zones' floors and keep; RAVE_CLOCK's
+        # unless given).
+        self.time_policy = TimePolicy(opening_weight=opening_weight,
+                                      **{**RAVE_CLOCK, **(clock or {})})
         self.last_result: RaveResult | None = None
         super().__init__(seconds, seed, warmup=False)
         if warmup:

@@ -202,7 +202,8 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
               help="rave: think on the opponent's time (the tree is kept for the next move).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="rave: a search, rollout or clock setting (repeatable): c_uct, rave_equiv, "
-                   "expand_visits, p_local, samples, min_score, solver (0/1), opening_weight.")
+                   "expand_visits, p_local, samples, min_score, solver (0/1), opening_weight, "
+                   "try_floor_seconds, reach_floor_seconds, solver_keep_share, reserve.")
 @seed_option(help="Random seed.")
 @quiet_option()
 def agent_cmd(name: str, playouts: int | None, seconds: float | None,
