@@ -107,6 +107,11 @@ def test_ponder_stops_at_once_on_input_and_the_tree_is_reused():
         def readline(self):
             line = super().readline()
             if line.startswith("play"):
+                # The reader thread asks for this line while genmove still runs (its first search
+                # may compile): the opponent answers only after seeing the engine's move.
+                deadline = time.monotonic() + 120
+                while out.getvalue().count("=") < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 time.sleep(1.0)  # the engine ponders meanwhile
                 self.t_sent = time.monotonic()
                 # White answers in a corner that black's move left empty.
