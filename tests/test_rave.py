@@ -284,3 +284,18 @@ def test_settings_reach_the_agent_and_bad_ones_are_named():
         with pytest.raises(ValueError, match="bad rave setting"):
             parse_rave_settings([bad])
 
+
+
+def test_the_agent_commands_help_names_every_rave_setting():
+    """``nogobot agent --set``'s help lists rave's keys by hand (deriving it would import the
+    agents on the engine's start-up path); every key the parser takes must be named there."""
+    from click.testing import CliRunner
+
+    from nogobot.agents.registry import RAVE_SETTINGS
+    from nogobot.cli.engine import agent_cmd
+
+    option = next(p for p in agent_cmd.params if p.name == "settings")
+    named = {k.strip(" .") for k in option.help.split("(repeatable):", 1)[1].replace("(0/1)", "").split(",")}
+    assert named == set(RAVE_SETTINGS)
+    shown = CliRunner().invoke(agent_cmd, ["--help"], terminal_width=200).output
+    assert all(key in shown for key in RAVE_SETTINGS)
