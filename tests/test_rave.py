@@ -295,7 +295,8 @@ def test_the_agent_commands_help_names_every_rave_setting():
     from nogobot.cli.engine import agent_cmd
 
     option = next(p for p in agent_cmd.params if p.name == "settings")
-    named = {k.strip(" .") for k in option.help.split("(repeatable):", 1)[1].replace("(0/1)", "").split(",")}
+    listed = option.help.split("(repeatable):", 1)[1].replace("(0/1)", "")
+    named = {k.strip(" .") for k in listed.split(",")}
     assert named == set(RAVE_SETTINGS)
     shown = CliRunner().invoke(agent_cmd, ["--help"], terminal_width=200).output
     assert all(key in shown for key in RAVE_SETTINGS)
