@@ -287,8 +287,7 @@ def test_settings_reach_the_agent_and_bad_ones_are_named():
 
 
 def test_the_agent_commands_help_names_every_rave_setting():
-    """``nogobot agent --set``'s help lists rave's keys by hand (deriving it would import the
-    agents on the engine's start-up path); every key the parser takes must be named there."""
+    """``nogobot agent --set``'s help names every key the parser takes, and only those."""
     from click.testing import CliRunner
 
     from nogobot.agents.registry import RAVE_SETTINGS

@@ -27,6 +27,14 @@ def baseline_names() -> list[str]:
 
     return list(AGENTS)
 
+
+def rave_setting_names() -> str:
+    """The keys `nogobot agent rave --set` takes, for its help (from agents.registry)."""
+    from ..agents.registry import RAVE_SETTINGS
+
+    return ", ".join(f"{key} (0/1)" if kind is bool else key
+                     for key, kind in RAVE_SETTINGS.items())
+
 agent_choice = click.option(
     "--agent", "agent_name", default="mcts", show_default=True, type=click.Choice(ENGINE_AGENTS),
     help="Move generator: the network search, or the one-ply heuristic (no network).")
@@ -201,9 +209,8 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
 @click.option("--ponder", is_flag=True,
               help="rave: think on the opponent's time (the tree is kept for the next move).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
-              help="rave: a search, rollout or clock setting (repeatable): c_uct, rave_equiv, "
-                   "expand_visits, p_local, samples, min_score, solver (0/1), opening_weight, "
-                   "try_floor_seconds, reach_floor_seconds, solver_keep_share, reserve.")
+              help="rave: a search, rollout or clock setting (repeatable): "
+                   f"{rave_setting_names()}.")
 @seed_option(help="Random seed.")
 @quiet_option()
 def agent_cmd(name: str, playouts: int | None, seconds: float | None,
