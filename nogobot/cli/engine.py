@@ -35,6 +35,7 @@ def rave_setting_names() -> str:
     return ", ".join(f"{key} (0/1)" if kind is bool else key
                      for key, kind in RAVE_SETTINGS.items())
 
+
 agent_choice = click.option(
     "--agent", "agent_name", default="mcts", show_default=True, type=click.Choice(ENGINE_AGENTS),
     help="Move generator: the network search, or the one-ply heuristic (no network).")
