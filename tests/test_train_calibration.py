@@ -45,6 +45,23 @@ def test_bins_and_scores_by_hand():
     assert s["count"] == 5 and s["win_rate"] == pytest.approx(0.6)
     assert s["mean_predicted_won"] == pytest.approx(0.7)  # (0.15 + 0.95 + 1.0) / 3
     assert s["mean_predicted_lost"] == pytest.approx(0.1)  # (0.05 + 0.15) / 2
+    # ROC area: of the 6 (won, lost) pairs, 0.15 ties 0.15 (half) and every other won is above.
+    assert s["auc"] == pytest.approx(5.5 / 6)
+
+
+def test_roc_area_sees_resolution_not_bias():
+    rng = np.random.default_rng(3)
+    y = (rng.random(400) < 0.6).astype(float)
+    p = np.clip(0.5 + 0.2 * (y - 0.5) + rng.normal(0, 0.15, 400), 0.01, 0.99)
+    a = cal.auc(p, y)
+    assert 0.6 < a < 1.0
+    # A bias (the same logit offset everywhere) changes the log loss, never the order.
+    biased = 1 / (1 + np.exp(-(cal.logit(p) - 1.0)))
+    assert cal.auc(biased, y) == pytest.approx(a)
+    assert cal.scores(biased, y)["log_loss"] != pytest.approx(cal.scores(p, y)["log_loss"])
+    assert cal.auc(1 - p, y) == pytest.approx(1 - a)
+    assert cal.auc(np.full(10, 0.7), np.arange(10) % 2) == 0.5  # no resolution at all
+    assert cal.auc(p[y == 1], y[y == 1]) is None  # one outcome only
 
 
 def test_calibrated_predictor_has_no_calibration_error():

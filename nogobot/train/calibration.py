@@ -275,8 +275,25 @@ def bin_table(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[dict]:
     return out
 
 
+def auc(p: np.ndarray, y: np.ndarray) -> float | None:
+    """The chance that a position from a won game is rated above one from a lost game (ties
+    count half): the ROC area, None without both. A bias moves every prediction alike and
+    leaves it unchanged, so it measures how well the net tells the games apart, on its own."""
+    p = np.asarray(p, np.float64)
+    won = np.asarray(y) == 1
+    n_won, n_lost = int(won.sum()), int(len(p) - won.sum())
+    if not n_won or not n_lost:
+        return None
+    order = np.argsort(p, kind="stable")
+    _, first, counts = np.unique(p[order], return_index=True, return_counts=True)
+    ranks = np.empty(len(p))
+    ranks[order] = np.repeat(first + (counts + 1) / 2, counts)  # 1-based, ties averaged
+    return float((ranks[won].sum() - n_won * (n_won + 1) / 2) / (n_won * n_lost))
+
+
 def scores(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> dict:
-    """Brier score, log loss and ECE of predictions ``p`` against outcomes ``y`` (0/1)."""
+    """Brier score, log loss, ECE and ROC area of predictions ``p`` against outcomes ``y``
+    (0/1)."""
     p = np.asarray(p, np.float64)
     y = np.asarray(y, np.float64)
     if not len(p):
@@ -290,6 +307,7 @@ def scores(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> dict:
             # prediction at the base rate is perfectly calibrated).
             "mean_predicted_won": float(p[won].mean()) if won.any() else None,
             "mean_predicted_lost": float(p[lost].mean()) if lost.any() else None,
+            "auc": auc(p, y),
             "brier": float(np.mean((p - y) ** 2)),
             "log_loss": float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))),
             "ece": float(ece / len(p))}

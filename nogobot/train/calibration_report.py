@@ -16,12 +16,13 @@ def _f(x, fmt: str = ".3f") -> str:
     return "-" if x is None else format(x, fmt)
 
 
-def _table(title: str, columns, rows):
-    """A compact rich table (80 columns hold nine of these number columns)."""
+def _table(title: str, columns, rows, pad: int = 2):
+    """A compact rich table (80 columns hold nine of these number columns two spaces apart, ten
+    one space apart)."""
     from rich import box
     from rich.table import Table
 
-    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, 2))
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 0, 0, pad))
     for i, col in enumerate(columns):
         t.add_column(col, justify="left" if i == 0 else "right")
     for row in rows:
@@ -47,11 +48,11 @@ def render(result: dict, console) -> None:
     console.print(_table(
         f"Value calibration: {result['model']}, {result['games']:,} games, "
         f"{result['positions']:,} positions ({result['size']}x{result['size']}{who})",
-        ("empty points", "n", "pred", "won", "pred if won", "pred if lost", "Brier", "log loss",
-         "ECE"),
-        [[ph["name"], f"{ph['count']:,}", *(_f(ph[k]) for k in (
-            "mean_predicted", "win_rate", "mean_predicted_won", "mean_predicted_lost", "brier",
-            "log_loss", "ece"))] for ph in phases]))
+        ("empty points", "n", "pred", "won", "pred if won", "pred if lost", "AUC", "Brier",
+         "log loss", "ECE"),
+        [[ph["name"], f"{ph['count']:,}", *(_f(ph.get(k)) for k in (
+            "mean_predicted", "win_rate", "mean_predicted_won", "mean_predicted_lost", "auc",
+            "brier", "log_loss", "ece"))] for ph in phases], pad=1))
     if any("root" in ph for ph in phases):
         console.print(_table(
             "The search's root value (recorded in the shards) on the same positions",
