@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import coords
 from ..board import Board
+from ..patterns import PatternTable, default_table
 from ..playout import rollout_scratch
 from ..solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
                       SOLVER_ZONES, UNKNOWN, WIN, Solver)
@@ -53,6 +54,7 @@ EXPAND_VISITS = 8  # a leaf is expanded on its EXPAND_VISITS-th visit (the root 
 PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
 PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
+PATTERN_PRIOR = 0.0  # prior value per unit of the pattern table's logit (0: local-score priors)
 # Tree nodes over all threads, 27 bytes each (650 MB when full; np.empty pages are resident only
 # once used). A simulation adds 1-3 nodes (median 2.2): a 60 s game's moves stay under 0.7M, but
 # at 900 s a 30-50 s move runs 2-3M simulations, and the earlier cap of 3M was full in 169 of
@@ -94,8 +96,9 @@ class _Tree:
               ("mover", np.int8), ("proof", np.int8), ("N", np.int32), ("W", np.float32),
               ("AN", np.float32), ("AW", np.float32))
 
-    def __init__(self, size: int, cap: int, policy: dict):
+    def __init__(self, size: int, cap: int, policy: dict, patterns: tuple):
         self.size = size
+        self.patterns = patterns  # PatternTable.kernel_args(size)
         self.cap = cap
         self.arrays = self._allocate()
         self.n_nodes = np.zeros(1, dtype=np.int64)
@@ -158,7 +161,7 @@ class _Tree:
         geo = board.geo
         return rave_batch(*board.arrays(), geo.nbr, geo.zobrist, 0, self.n_nodes,
                            *self.arrays, iterations, params, seed, self.work, self.scratch,
-                           self.path)
+                           self.path, self.patterns)
 
     def root_children(self) -> tuple:
         """(moves, visits, wins, proofs) of the root's children (empty when unexpanded)."""
@@ -198,7 +201,8 @@ class RaveAgent(SearchAgent):
                  c_uct: float = C_UCT, rave_equiv: float = RAVE_EQUIV,
                  expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
                  policy: dict | None = None, solver: bool = True,
-                 opening_weight: float = OPENING_WEIGHT, clock: dict | None = None):
+                 opening_weight: float = OPENING_WEIGHT, clock: dict | None = None,
+                 pattern_prior: float = PATTERN_PRIOR, patterns: PatternTable | None = None):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -210,7 +214,8 @@ class RaveAgent(SearchAgent):
         self.policy = dict(policy or {})  # rollout_scratch's knobs (default: playout's)
         # In the order of rave_kernels' P_* slots.
         self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
-                                PRIOR_SAFE, PRIOR_STEP], dtype=np.float64)
+                                PRIOR_SAFE, PRIOR_STEP, pattern_prior], dtype=np.float64)
+        self.patterns = patterns or default_table()
         self._trees: list[_Tree] = []
         # The exact endgame solver (``solver.Solver``), tried before the search from
         # SOLVER_MAX_EMPTY empty points; its table is kept from move to move.
@@ -365,7 +370,8 @@ class RaveAgent(SearchAgent):
     def _trees_for(self, size: int) -> list[_Tree]:
         if len(self._trees) != self.threads or self._trees[0].size != size:
             cap = max(self.max_nodes // self.threads, 4 * size * size)
-            self._trees = [_Tree(size, cap, self.policy) for _ in range(self.threads)]
+            self._trees = [_Tree(size, cap, self.policy, self.patterns.kernel_args(size))
+                           for _ in range(self.threads)]
         return self._trees
 
     def _search(self, board: Board, planned: float | None, maximum: float | None,

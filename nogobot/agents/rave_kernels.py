@@ -33,16 +33,42 @@ import math
 import numpy as np
 from numba import njit
 
-from ..board import LAST, NLEGAL_B, TO_MOVE, copy_position, play_stone
+from ..board import LAST, LAST2, NLEGAL_B, TO_MOVE, copy_position, play_stone
+from ..patterns import lookup, move_code
 from ..playout import local_score, policy_rollout
 
 # Slots of the ``params`` array the kernels read (RaveAgent fills it in this order).
-P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP = range(6)
+P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP, P_PATTERN = range(7)
+# Slots of the pattern table's ``extra`` array (patterns.PatternTable.kernel_args).
+X_UNKNOWN, X_NEAR = 0, 2  # unknown contested, unknown safe; near none, last, own last, both
+
+
+@njit(cache=True, inline="always")
+def _near(ring, a, p):
+    if a < 0:
+        return False
+    for i in range(8):
+        if ring[a, i] == p:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _pattern_logit(w_stones, w_root, w_libs, w_legal, w_meta, pat, p, c):
+    ring, slot_map, place, codes, weights, extra = pat
+    code = move_code(w_stones, w_root, w_libs, w_legal, ring, slot_map, place, p, c)
+    k = lookup(codes, weights, code)
+    if k < 0:
+        x = extra[X_UNKNOWN + (code & 1)]
+    else:
+        x = weights[k]
+    near = (1 if _near(ring, w_meta[LAST], p) else 0) + (2 if _near(ring, w_meta[LAST2], p) else 0)
+    return x + extra[X_NEAR + near]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, first, nchild,
-            mover, proof, N, W, AN, AW, params):
+def _expand(node, w_stones, w_root, w_libs, w_legal, w_meta, c, nbr, n_nodes, move, first,
+            nchild, mover, proof, N, W, AN, AW, params, pat):
     """Give ``node`` (side to move c, at least one legal move) all its legal moves as children,
     with prior AMAF values; False when the tree is full."""
     area = w_stones.shape[0]
@@ -55,6 +81,7 @@ def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, firs
         return False
     o = 3 - c
     prior_n = params[P_PRIOR_N]
+    scale = params[P_PATTERN]
     j = f
     for p in range(area):
         if not w_legal[c, p]:
@@ -66,14 +93,27 @@ def _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move, firs
         proof[j] = 0
         N[j] = 0
         W[j] = 0.0
-        if not w_legal[o, p]:
-            value = params[P_PRIOR_SAFE]
-        else:
-            value = 0.5 + params[P_PRIOR_STEP] * local_score(w_stones, w_root, w_libs, nbr, p, c)
-            value = min(max(value, 0.1), 0.9)
         AN[j] = prior_n
-        AW[j] = prior_n * value
+        if scale > 0.0:
+            AW[j] = _pattern_logit(w_stones, w_root, w_libs, w_legal, w_meta, pat, p, c)
+        else:
+            if not w_legal[o, p]:
+                value = params[P_PRIOR_SAFE]
+            else:
+                value = 0.5 + params[P_PRIOR_STEP] * local_score(w_stones, w_root, w_libs, nbr,
+                                                                 p, c)
+                value = min(max(value, 0.1), 0.9)
+            AW[j] = prior_n * value
         j += 1
+    if scale > 0.0:
+        # The patterns' logits, centred on the children's mean, as prior AMAF values.
+        mean = 0.0
+        for j in range(f, f + k):
+            mean += AW[j]
+        mean /= k
+        for j in range(f, f + k):
+            value = min(max(0.5 + scale * (AW[j] - mean), 0.05), 0.95)
+            AW[j] = prior_n * value
     first[node] = f
     nchild[node] = k
     n_nodes[0] = f + k
@@ -115,7 +155,7 @@ def _select(node, first, nchild, proof, N, W, AN, AW, params):
 @njit(cache=True, nogil=True, _nrt=False)
 def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_nodes, move, first,
                 nchild, mover, proof, N, W, AN, AW, iterations, params, seed, work, scratch,
-                path):
+                path, pat):
     """Run up to ``iterations`` simulations from the root state (left untouched); returns how
     many ran (fewer once the root is proven)."""
     np.random.seed(seed)
@@ -154,8 +194,8 @@ def rave_batch(stones, root, nxt, libs, legal, meta, nbr, zob, root_node, n_node
                 break
             if nchild[node] >= 0 or (node != root_node and N[node] + 1 < expand_after):
                 break
-            if not _expand(node, w_stones, w_root, w_libs, w_legal, c, nbr, n_nodes, move,
-                           first, nchild, mover, proof, N, W, AN, AW, params):
+            if not _expand(node, w_stones, w_root, w_libs, w_legal, w_meta, c, nbr, n_nodes,
+                           move, first, nchild, mover, proof, N, W, AN, AW, params, pat):
                 break
             j = _select(node, first, nchild, proof, N, W, AN, AW, params)
             play_stone(w_stones, w_root, w_nxt, w_libs, w_legal, w_meta, nbr, zob, move[j], c)
