@@ -285,7 +285,9 @@ def test_wheel_carries_the_default_net_and_the_suite_only(installed):
                    for p in CONFORMANCE_DIR.rglob("*") if p.is_file())
     assert suite and set(suite) <= {n.removeprefix("nogobot/") for n in names}
     nets = [n for n in names if n.endswith((".onnx", ".pt", ".npz"))]
-    assert nets == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx"]
+    # The default net, and rave's pattern table (its tree priors, a few tens of kB).
+    assert sorted(nets) == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx",
+                            "nogobot/rave-patterns.npz"]
     assert f"nogobot/models/{DEFAULT_MODEL_NAME}.yaml" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc"))]
 

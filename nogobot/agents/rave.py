@@ -5,7 +5,8 @@ programs that won the Olympiad and TAAI events, with no network.
 
 Search (``rave_kernels``, whose docstring has the details): MCTS with RAVE: each simulation
 descends the tree, expands a leaf once visited ``EXPAND_VISITS`` times (all legal moves, AMAF
-priors from the rollout policy's local score), finishes the game with
+priors from the 3x3 pattern table of ``patterns`` when ``pattern_prior`` > 0, else from the
+rollout policy's local score), finishes the game with
 ``playout.policy_rollout`` and backs up Monte-Carlo and AMAF values; an MCTS-solver proves
 wins and losses. A proven win is played, a proven root stops the search, and a move that wins at
 once is played without search.
@@ -55,26 +56,21 @@ PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
 PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
 PATTERN_PRIOR = 0.0  # prior value per unit of the pattern table's logit (0: local-score priors)
-# Tree nodes over all threads, 27 bytes each (650 MB when full; np.empty pages are resident only
-# once used). A simulation adds 1-3 nodes (median 2.2): a 60 s game's moves stay under 0.7M, but
-# at 900 s a 30-50 s move runs 2-3M simulations, and the earlier cap of 3M was full in 169 of
-# rave's 287 searched moves of tournaments/sp6-rave-900 (2026-11-27), after which a full tree
-# only refines its leaves' statistics. 24M holds a 100 s move.
+# Tree nodes over all threads, 27 bytes each (650 MB when full; pages are resident once used).
+# A simulation adds 1-3 nodes: a 60 s game's moves stay under 0.7M; the earlier cap of 3M was
+# full in 169 of 287 moves at 900 s (sp6-rave-900, 2026-11-27). 24M holds a 100 s move.
 MAX_NODES = 24_000_000
 DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
 # Solver nodes per simulation when a move is limited by simulations alone: about half the
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
 OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
-# The clock's keep for the endgame solver, lighter than the network engine's (TimePolicy's
-# defaults): at 60 s those left 11.5% of rave's clock unspent at its first proof (a median 88.5%
-# spent before it, rave-fast-vs-e55e623), since the first try at 27-28 empty points proved the
-# game in 45 of 60 games, in a median 0.43 s, and the time kept for the moves after it was never
-# used. Kept instead: a 1.2 s try (its solver gets about 1.2 s at its maximum, where 37 of those 45
-# proofs took under 400,000 nodes) and 0.6 s for each move of the reach, 1% of the clock as
-# reserve (rave's moves overrun their plan by a 5 ms batch at most; 2.8 s was the least left in
-# those 60 games) and a fifth of a lag buffer for each move the solver answers (it answers in
-# under 10 ms once the game is proven).
+# The clock's keep for the endgame solver, lighter than the network engine's: those left 11.5%
+# of rave's 60 s unspent at its first proof (rave-fast-vs-e55e623: the first try at 27-28 empty
+# points proved 45 of 60 games, in a median 0.43 s). Kept instead: a 1.2 s try (37 of those 45
+# proofs took under 400,000 nodes), 0.6 s for each move of the reach, 1% of the clock as reserve
+# (a move overruns its plan by a 5 ms batch at most) and a fifth of a lag buffer for each move
+# the solver answers (under 10 ms once the game is proven). docs/tournaments.md has the figures.
 RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.01,
               "solver_keep_share": 0.2}
 

@@ -187,6 +187,42 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
                f"{state['generations']} generations")
 
 
+@train_group.command("patterns")
+@click.argument("games", nargs=-1, required=True, type=click.Path(exists=True),
+                metavar="GAMES...")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="The table to write (.npz); nogobot/rave-patterns.npz is the shipped one.")
+@click.option("--last-generations", default=None, type=click.IntRange(min=1),
+              help="Only the newest N generation folders of each run.")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(min=2))
+@click.option("--min-count", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Patterns seen fewer times share their kind's unknown weight.")
+@click.option("--epochs", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1))
+def train_patterns_cmd(games, out, last_generations, size, min_count, epochs, threads) -> None:
+    """Fit rave's 3x3 pattern table (its tree priors, `--set pattern_prior=S`) to the visit
+    distributions of self-play GAMES (run directories, generation folders or .npz shards)."""
+    try:
+        from ..train.patterns import fit_table, game_shards, pattern_examples
+
+        shards = game_shards(games, last_generations)
+        if not shards:
+            raise click.ClickException(f"no game shards under {', '.join(games)}")
+        examples = pattern_examples(shards, size)
+        click.echo(f"{len(examples['codes'])} positions from {len(shards)} games", err=True)
+        table, report = fit_table(examples, min_count=min_count, epochs=epochs,
+                                  threads=threads, log=lambda s: click.echo(s, err=True))
+        table.save(out)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    except ImportError as e:
+        if not is_train_extra(e):
+            raise
+        raise train_extra("train patterns", e) from None
+    click.echo(f"wrote {out}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else
+                                            f"{k} {v}" for k, v in report.items()))
+
+
 @train_group.command("average")
 @click.argument("nets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
                 metavar="NETS...")
