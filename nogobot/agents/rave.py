@@ -49,13 +49,13 @@ from .base import SearchAgent
 from .rave_kernels import compact_subtree, rave_batch, winning_move
 
 RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same
-C_UCT = 0.05  # exploration term on top of RAVE's own (AMAF spreads information widely)
+C_UCT = 0.02  # exploration on top of RAVE's (0.02 beat 0.05 25-15 at 20k sims; docs/tournaments)
 EXPAND_VISITS = 8  # a leaf is expanded on its EXPAND_VISITS-th visit (the root at once); 8
 # won 10 of 14 games against 2 at 0.2 s a move (fewer expansions, ~15% more simulations)
 PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
 PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
-PATTERN_PRIOR = 0.0  # prior value per unit of the pattern table's logit (0: local-score priors)
+PATTERN_PRIOR = 0.1  # prior value per unit of the pattern table's logit (0: local-score priors)
 # Tree nodes over all threads, 27 bytes each (650 MB when full; pages are resident once used).
 # A simulation adds 1-3 nodes: a 60 s game's moves stay under 0.7M; the earlier cap of 3M was
 # full in 169 of 287 moves at 900 s (sp6-rave-900, 2026-11-27). 24M holds a 100 s move.

@@ -15,10 +15,11 @@ is just the final position's stone there, which the rollout leaves in its worksp
 
 Selection (Gelly & Silver 2011, the hand-selected schedule michi uses): a child's value is
 ``(1 - β)·W/N + β·AW/AN`` with ``β = AN / (AN + N + N·AN/RAVE_EQUIV)``, plus a small UCB term.
-AMAF values start from priors (``PRIOR_VISITS`` pseudo-visits; the defaults are in rave.py): a
-point only the mover can play (a safe point, better kept for later) starts low, a point the
-rollout policy's local score likes starts high, so the first simulations already go where the
-policy would.
+AMAF values start from priors (``PRIOR_VISITS`` pseudo-visits; the defaults are in rave.py):
+with ``params[P_PATTERN]`` > 0 (the default) from the 3x3 pattern table (``patterns``): 0.5 plus
+that scale times the move's logit above the children's mean; with 0, from the rollout policy's
+local score (a safe point starts low, a point the local score likes high). Either way the first
+simulations already go where the knowledge points.
 
 MCTS-solver: a node whose side to move has no legal move is a proven win for the colour that
 moved into it; a node with a winning child is a proven loss for its mover, and one whose
