@@ -3,7 +3,7 @@
 What this module owns: the pattern code of a move (``move_code``), its canonical form under the
 board's eight symmetries, the ring geometry it reads, and the pattern table (``PatternTable``:
 sorted canonical codes and their weights, a lookup in numba). Fitting a table from games is
-``train/patterns.py``'s job; the shipped table is ``nogobot/data/rave-patterns.npz``.
+``train/patterns.py``'s job; the shipped table is ``nogobot/rave-patterns.npz``.
 
 A move p for colour c (o the opponent) is described by the eight points around it, read as a
 ring clockwise from the north-west (NW, N, NE, E, SE, S, SW, W), and by p's own legality:
@@ -107,7 +107,7 @@ def position_codes(stones, root, libs, legal, ring, slot_map, place, c, out):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def lookup(codes, weights, code):
+def lookup(codes, code):
     """The index of ``code`` in the sorted table ``codes``, -1 when absent."""
     lo = 0
     hi = codes.shape[0]

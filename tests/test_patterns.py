@@ -70,8 +70,7 @@ def test_a_table_round_trips_and_a_bad_file_is_named(tmp_path):
     table.save(path)
     back = pt.PatternTable.load(path)
     assert np.array_equal(back.codes, table.codes) and np.allclose(back.extra, table.extra)
-    assert pt.lookup(back.codes, back.weights, 10) == 1 and pt.lookup(back.codes, back.weights,
-                                                                         11) == -1
+    assert pt.lookup(back.codes, 10) == 1 and pt.lookup(back.codes, 11) == -1
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="bad.npz: not a pattern table"):

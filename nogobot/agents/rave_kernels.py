@@ -58,7 +58,7 @@ def _near(ring, a, p):
 def _pattern_logit(w_stones, w_root, w_libs, w_legal, w_meta, pat, p, c):
     ring, slot_map, place, codes, weights, extra = pat
     code = move_code(w_stones, w_root, w_libs, w_legal, ring, slot_map, place, p, c)
-    k = lookup(codes, weights, code)
+    k = lookup(codes, code)
     if k < 0:
         x = extra[X_UNKNOWN + (code & 1)]
     else:
