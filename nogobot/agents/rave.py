@@ -6,10 +6,9 @@ programs that won the Olympiad and TAAI events, with no network.
 Search (``rave_kernels``, whose docstring has the details): MCTS with RAVE: each simulation
 descends the tree, expands a leaf once visited ``EXPAND_VISITS`` times (all legal moves, AMAF
 priors from the 3x3 pattern table of ``patterns`` when ``pattern_prior`` > 0, else from the
-rollout policy's local score), finishes the game with
-``playout.policy_rollout`` and backs up Monte-Carlo and AMAF values; an MCTS-solver proves
-wins and losses. A proven win is played, a proven root stops the search, and a move that wins at
-once is played without search.
+rollout policy's local score), finishes the game with ``playout.policy_rollout`` and backs up
+Monte-Carlo and AMAF values; an MCTS-solver proves wins and losses. A proven win is played, a
+proven root stops the search, and a move that wins at once is played without search.
 
 Endgame. From ``solver.SOLVER_MAX_EMPTY`` empty points each move first asks the exact solver
 (``solver.Solver``, the network engine's, its table kept between moves) with half the move's
@@ -198,7 +197,8 @@ class RaveAgent(SearchAgent):
                  expand_visits: int = EXPAND_VISITS, max_nodes: int = MAX_NODES,
                  policy: dict | None = None, solver: bool = True,
                  opening_weight: float = OPENING_WEIGHT, clock: dict | None = None,
-                 pattern_prior: float = PATTERN_PRIOR, patterns: PatternTable | None = None):
+                 pattern_prior: float = PATTERN_PRIOR, prior_visits: float = PRIOR_VISITS,
+                 patterns: PatternTable | None = None):
         if playouts is not None and playouts < 1:
             raise ValueError("playouts must be at least 1")
         if threads < 1:
@@ -209,7 +209,7 @@ class RaveAgent(SearchAgent):
         self.max_nodes = max_nodes
         self.policy = dict(policy or {})  # rollout_scratch's knobs (default: playout's)
         # In the order of rave_kernels' P_* slots.
-        self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, PRIOR_VISITS,
+        self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, prior_visits,
                                 PRIOR_SAFE, PRIOR_STEP, pattern_prior], dtype=np.float64)
         self.patterns = patterns or default_table()
         self._trees: list[_Tree] = []

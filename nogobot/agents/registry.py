@@ -73,7 +73,8 @@ def _alphabeta(seconds=None, depth=None, seed=None):
 RAVE_SETTINGS = {"c_uct": float, "rave_equiv": float, "expand_visits": int, "p_local": float,
                  "samples": int, "min_score": int, "solver": bool, "opening_weight": float,
                  "try_floor_seconds": float, "reach_floor_seconds": float,
-                 "solver_keep_share": float, "reserve": float, "pattern_prior": float}
+                 "solver_keep_share": float, "reserve": float, "pattern_prior": float,
+                 "prior_visits": float}
 _POLICY_KEYS = ("p_local", "samples", "min_score")
 _CLOCK_KEYS = ("try_floor_seconds", "reach_floor_seconds", "solver_keep_share", "reserve")
 
