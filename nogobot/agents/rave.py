@@ -64,14 +64,14 @@ DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is 
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
 OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
-# The clock's keep for the endgame solver, lighter than the network engine's: those left 11.5%
-# of rave's 60 s unspent at its first proof (rave-fast-vs-e55e623: the first try at 27-28 empty
-# points proved 45 of 60 games, in a median 0.43 s). Kept instead: a 1.2 s try (37 of those 45
-# proofs took under 400,000 nodes), 0.6 s for each move of the reach, 1% of the clock as reserve
-# (a move overruns its plan by a 5 ms batch at most) and a fifth of a lag buffer for each move
-# the solver answers (under 10 ms once the game is proven). docs/tournaments.md has the figures.
-RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.01,
-              "solver_keep_share": 0.2}
+# The clock's keep for the endgame solver, lighter than the network engine's (which left 11.5%
+# of 60 s unspent at the first proof, rave-fast-vs-e55e623): a 1.2 s try (37 of 45 first proofs
+# took under 400,000 nodes), 0.6 s a move of the reach, 0.5% of the clock as reserve (a move
+# overruns its plan by a 5 ms batch at most), a tenth of a lag buffer per move the solver answers
+# (under 10 ms once proven). 1% and a fifth left 8% unspent where the first try proved at once on
+# a fast CPU; these 6.8% (rave-keep-vs-e55e623). docs/tournaments.md has the figures.
+RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.005,
+              "solver_keep_share": 0.1}
 
 
 def _hash_before(board: Board, plies: int) -> int | None:
