@@ -69,7 +69,7 @@ OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty poin
 # took under 400,000 nodes), 0.6 s a move of the reach, 0.5% of the clock as reserve (a move
 # overruns its plan by a 5 ms batch at most), a tenth of a lag buffer per move the solver answers
 # (under 10 ms once proven). 1% and a fifth left 8% unspent where the first try proved at once on
-# a fast CPU; these 6.8% (rave-keep-vs-e55e623). docs/tournaments.md has the figures.
+# a fast CPU; these leave 6.8% (rave-keep-vs-e55e623). docs/tournaments.md has the figures.
 RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.005,
               "solver_keep_share": 0.1}
 
