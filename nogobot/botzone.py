@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from . import coords
-from .coords import BLACK, WHITE
+from .game import coords
+from .game.coords import BLACK, WHITE
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 NO_MOVE = (-1, -1)
@@ -137,7 +137,7 @@ class BotzoneBot:
     def prepare(self) -> None:
         """Build the agent and run it once on a scratch board (loads the network and numba's
         kernels) before the first request, so no turn pays for it."""
-        from .board import Board
+        from .game.board import Board
 
         self.board = Board(self.size)
         self.agent = self.agent_factory()
@@ -174,7 +174,7 @@ class BotzoneBot:
 
     def load(self, req: Request) -> None:
         """Bring the board up to date with a parsed input."""
-        from .board import Board
+        from .game.board import Board
 
         self.mode = req.mode
         for problem in req.problems:
@@ -245,7 +245,7 @@ class BotzoneBot:
 
     def respond(self, req: Request | None, started: float) -> str:
         """Load ``req`` (None: unreadable input), choose, play our move; the output line."""
-        from .board import Board
+        from .game.board import Board
 
         if self.board is None:
             self.board = Board(self.size)
@@ -367,7 +367,7 @@ def serve_botzone(agent_factory: Callable[[], Any], *, move_time: float = 1.0,
         try:
             bot.prepare()
         except Exception as e:  # noqa: BLE001 -- e.g. a bad model: one line, no answer, exit 2
-            from .inference import ModelError
+            from .net.inference import ModelError
 
             what = str(e) if isinstance(e, ModelError) else f"{type(e).__name__}: {e}"
             print(f"nogobot botzone: cannot start: {what}", file=err, flush=True)

@@ -28,8 +28,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from nogobot import coords  # noqa: E402
-from nogobot.board import BLACK, WHITE, Board  # noqa: E402
+from nogobot.game import coords  # noqa: E402
+from nogobot.game.board import BLACK, WHITE, Board  # noqa: E402
 
 COLOUR = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 

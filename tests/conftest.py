@@ -35,8 +35,8 @@ def selfplay_shards(tmp_path_factory) -> SelfPlayShards:
     write, the folder (copy a shard to tmp_path to alter it)."""
     import numpy as np
 
-    from nogobot.inference import UniformEvaluator
-    from nogobot.search import Searcher
+    from nogobot.engine.search import Searcher
+    from nogobot.net.inference import UniformEvaluator
     from nogobot.train.config import SelfPlayConfig
     from nogobot.train.selfplay import play_selfplay_game, search_config, write_shard
 
@@ -59,6 +59,6 @@ def search_kernels() -> None:
     The engine waits for them before its first search (``warmup.wait``); a test that builds a
     searcher itself does not, and alone in a fresh process (``pytest -n``, or the one test)
     its first search would compile them inside its own clock."""
-    from nogobot import warmup
+    from nogobot.tools import warmup
 
     warmup.wait("search")

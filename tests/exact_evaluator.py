@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nogobot.inference import Evaluation, Evaluator
+from nogobot.net.inference import Evaluation, Evaluator
 
 
 class ExactEvaluator(Evaluator):

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from nogobot import coords
 from nogobot.agents.alphabeta import AlphaBetaAgent
 from nogobot.agents.registry import AGENTS, make_agent
 from nogobot.agents.rollout import RolloutAgent
-from nogobot.board import BLACK, WHITE, Board
+from nogobot.game import coords
+from nogobot.game.board import BLACK, WHITE, Board
 
 # Side to move has 6 legal moves; exactly one leaves the opponent with none.
 WIN_POSITIONS = [

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from nogobot import coords
 from nogobot.agents.greedy import GreedyAgent
 from nogobot.agents.random_agent import RandomAgent
-from nogobot.board import BLACK, WHITE, Board, opponent
+from nogobot.game import coords
+from nogobot.game.board import BLACK, WHITE, Board, opponent
 
 AGENTS = [RandomAgent, GreedyAgent]
 

@@ -17,13 +17,13 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
 from exact_evaluator import ExactEvaluator
-from nogobot import coords
-from nogobot.analysis import AnalysisEngine, analyse
-from nogobot.board import Board
-from nogobot.mcts import SearchConfig
+
+from nogobot.analysis.engine import AnalysisEngine, analyse
+from nogobot.engine.mcts import SearchConfig
+from nogobot.game import coords
+from nogobot.game.board import Board
 
 OPENING = [["B", "E5"], ["W", "D4"], ["B", "C3"]]
 
@@ -298,8 +298,8 @@ def test_many_turns_of_one_game_with_limited_concurrency():
 
 
 def gtp_engine(evaluator, moves, playouts, size=9):
+    from nogobot.engine.player import MCTSAgent
     from nogobot.gtp import nogo_engine
-    from nogobot.player import MCTSAgent
 
     # Seed 0, as the analysis engine's searchers: the leaves' rollouts then draw the same numbers.
     eng = nogo_engine(lambda: MCTSAgent(evaluator, playouts=playouts, seed=0, log=None),

@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-from nogobot import coords
+
+from nogobot.game import coords
 from nogobot.gtp import nogo_engine
-from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
+from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
 from nogobot.tournament.gtp_client import GtpProcess
 
 VERTEX = r"[A-HJ][1-9]"
@@ -91,8 +91,8 @@ RESPONSE = re.compile(r"([=?])(\d*) ?(.*?)\n\n", re.DOTALL)
 
 class Session:
     def __init__(self, **kw):
-        from nogobot.inference import UniformEvaluator
-        from nogobot.player import MCTSAgent
+        from nogobot.engine.player import MCTSAgent
+        from nogobot.net.inference import UniformEvaluator
 
         self.logged: list[str] = []
         self.engine = nogo_engine(
@@ -203,8 +203,8 @@ def test_param_really_changes_the_settings(gtp):
 
 
 def test_threads_param_rebuilds_the_network_session():
-    from nogobot.inference import default_model_path, load_evaluator
-    from nogobot.player import MCTSAgent
+    from nogobot.engine.player import MCTSAgent
+    from nogobot.net.inference import default_model_path, load_evaluator
 
     if not default_model_path().is_file():
         pytest.skip("no shipped model")
@@ -422,8 +422,8 @@ def test_gogui_start_up_commands_stay_light():
         out = io.StringIO()
         serve(lambda: 1 / 0, instream=io.StringIO(cmds), outstream=out)
         assert "?" not in out.getvalue(), out.getvalue()
-        print(*(m in sys.modules for m in ("numba", "nogobot.board", "onnxruntime",
-                                              "nogobot.player", "nogobot.search")))
+        print(*(m in sys.modules for m in ("numba", "nogobot.game.board", "onnxruntime",
+                                              "nogobot.engine.player", "nogobot.engine.search")))
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=False, cwd=ROOT)

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nogobot import coords
-from nogobot.board import BLACK, EMPTY, WHITE, Board, IllegalMove, geometry
-from nogobot.naive_rules import naive_is_legal, naive_legal_mask
+from nogobot.game import coords
+from nogobot.game.board import BLACK, EMPTY, WHITE, Board, IllegalMove, geometry
+from nogobot.game.naive_rules import naive_is_legal, naive_legal_mask
 
 
 def pt(board, vertex):
@@ -273,7 +273,7 @@ def test_undo_many_restores_exactly(size, seed, back):
 
 def test_kernel_playouts_are_legal_games():
     """random_playouts leaves its input untouched and black wins about half on 9x9."""
-    from nogobot.board import random_playouts
+    from nogobot.game.board import random_playouts
 
     b = Board(9)
     before = [a.copy() for a in b.arrays()]

@@ -1,4 +1,4 @@
-"""The opening book (nogobot.book): a position and its 7 symmetric images share one entry and
+"""The opening book (nogobot.engine.book): a position and its 7 symmetric images share one entry and
 each gets its own image of the move; the file round-trips and a bad one is refused naming it;
 the builder searches each position once, resumes without searching again, and follows only the
 engine's own moves; the engine answers book positions without searching; the CLI builds, shows
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nogobot import coords
-from nogobot.board import Board
-from nogobot.book import BookError, OpeningBook, book_positions, canonical
 from nogobot.cli import main
-from nogobot.features import transform_point
-from nogobot.inference import UniformEvaluator
-from nogobot.mcts import SearchConfig
-from nogobot.player import MCTSAgent
+from nogobot.engine.book import BookError, OpeningBook, book_positions, canonical
+from nogobot.engine.mcts import SearchConfig
+from nogobot.engine.player import MCTSAgent
+from nogobot.game import coords
+from nogobot.game.board import Board
+from nogobot.net.features import transform_point
+from nogobot.net.inference import UniformEvaluator
 
 
 def random_board(size: int, plies: int, seed: int) -> Board:

@@ -18,11 +18,11 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
-from nogobot.agents import Agent
-from nogobot.board import BLACK, WHITE, Board
+
 from nogobot.botzone import KEEP_RUNNING, BotzoneBot
+from nogobot.engine.agent import Agent
+from nogobot.game.board import BLACK, WHITE, Board
 
 CENTRE = (4, 4)
 
@@ -165,7 +165,7 @@ class CentreLover(Agent):
         self.last_result = None
 
     def select_move(self, board, seconds=None):
-        from nogobot.search import ChildStats, SearchResult
+        from nogobot.engine.search import ChildStats, SearchResult
 
         if self.with_search:
             kids = [ChildStats(40, 90, 0.1, 0.5, 0), ChildStats(30, 60, 0.0, 0.2, 0),

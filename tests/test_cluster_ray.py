@@ -24,9 +24,9 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # nodes on 127.
 ray = pytest.importorskip("ray")
 
 from click.testing import CliRunner  # noqa: E402
+from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
-from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from nogobot.cli import main  # noqa: E402
 from nogobot.tournament.folder import read_log  # noqa: E402
 
@@ -128,7 +128,7 @@ def remove_worker_mid_generation(c, worker, pool, t, result) -> str:
 
 
 def test_ladder_over_ray(cluster, tmp_path):
-    from nogobot.inference import default_model_path
+    from nogobot.net.inference import default_model_path
 
     c, _ = cluster
     out = tmp_path / "ladder.json"

@@ -12,10 +12,9 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import ROOT
-from nogobot import conformance
 
+from nogobot.tools import conformance
 
 FAKE_ENGINE = textwrap.dedent('''
     """A minimal GTP engine with switchable faults (argv: fault names)."""

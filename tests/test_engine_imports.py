@@ -9,8 +9,8 @@ import io, sys
 from click.testing import CliRunner
 from nogobot.cli import main
 from nogobot.gtp import serve
-from nogobot.inference import load_evaluator
-from nogobot.player import MCTSAgent
+from nogobot.net.inference import load_evaluator
+from nogobot.engine.player import MCTSAgent
 agent = MCTSAgent(load_evaluator(None), playouts=32, seconds=None, log=None)
 out = io.StringIO()
 serve(lambda: agent, instream=io.StringIO("boardsize 9\\ngenmove b\\ngenmove w\\n"),

@@ -1,4 +1,4 @@
-"""Input planes and board symmetries (nogobot.features).
+"""Input planes and board symmetries (nogobot.net.features).
 
 Checks: every plane on small ASCII boards, one plane at a time; last-move planes and colour plane
 after real moves; the numba kernel writing into a row of a larger (padded) batch buffer; the 8
@@ -9,12 +9,23 @@ with symmetries (features of a transformed game == transformed features).
 import numpy as np
 import pytest
 
-from nogobot import coords
-from nogobot.board import BLACK, WHITE, Board
-from nogobot.features import (
-    FEATURE_VERSION, NUM_PLANES, NUM_SYMMETRIES, PLANE_NAMES, board_planes, boards_planes,
-    fill_planes, inverse_symmetry, symmetry_permutation, transform_planes, transform_point,
-    transform_policy, untransform_planes, untransform_policy,
+from nogobot.game import coords
+from nogobot.game.board import BLACK, WHITE, Board
+from nogobot.net.features import (
+    FEATURE_VERSION,
+    NUM_PLANES,
+    NUM_SYMMETRIES,
+    PLANE_NAMES,
+    board_planes,
+    boards_planes,
+    fill_planes,
+    inverse_symmetry,
+    symmetry_permutation,
+    transform_planes,
+    transform_point,
+    transform_policy,
+    untransform_planes,
+    untransform_policy,
 )
 
 POS = """

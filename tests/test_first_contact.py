@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
+
+from nogobot.engine.mcts import SearchConfig
+from nogobot.engine.player import MCTSAgent
+from nogobot.engine.search import SearchLimits
+from nogobot.engine.timecontrol import MoveBudget, TimeControl, TimePolicy
 from nogobot.gtp import Engine, NoGoCommands, nogo_engine
 from nogobot.gtp.commands import SEARCH_STOPS
-from nogobot.inference import UniformEvaluator
-from nogobot.mcts import SearchConfig
-from nogobot.modelfile import ModelError, check_model, default_model_path
-from nogobot.player import MCTSAgent
-from nogobot.search import SearchLimits
-from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
+from nogobot.net.inference import UniformEvaluator
+from nogobot.net.modelfile import ModelError, check_model, default_model_path
 
 
 def nogobot(*args: str, input: str = "", env: dict | None = None, timeout: float = 120,
@@ -185,9 +185,9 @@ def test_check_model_problems(model_copy):
 
 def test_a_graph_that_does_not_fit_is_refused(tmp_path):
     onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
-
     import hashlib
+
+    from onnx import TensorProto, helper
 
     x = helper.make_tensor_value_info("planes", TensorProto.FLOAT, ["B", 7, "H", "W"])
     y = helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["B", 7, "H", "W"])
@@ -293,7 +293,7 @@ def test_agent_command_lists_no_network_commands():
 # -- one GTP subprocess controller ---------------------------------------------------------------
 
 def test_one_gtp_subprocess_controller():
-    from nogobot import conformance
+    from nogobot.tools import conformance
     from nogobot.tournament import gtp_client, referee, runner
 
     assert conformance.GtpProcess is gtp_client.GtpProcess

@@ -14,11 +14,11 @@ import textwrap
 
 import pytest
 
-from nogobot import coords
-from nogobot.agents import Agent
 from nogobot.agents.greedy import GreedyAgent
+from nogobot.engine.agent import Agent
+from nogobot.engine.timecontrol import TimeControl
+from nogobot.game import coords
 from nogobot.gtp import nogo_engine, serve
-from nogobot.timecontrol import TimeControl
 
 RESPONSE = re.compile(r"([=?])(\d*) ?(.*?)\n\n", re.DOTALL)
 
@@ -164,7 +164,7 @@ def test_gtp_legality_agrees_with_board_on_random_games():
     gogui-rules_legal_moves lists exactly the legal moves of the side to move (5x5 games)."""
     import random
 
-    from nogobot.board import Board
+    from nogobot.game.board import Board
 
     rng = random.Random(3)
     for _ in range(4):
@@ -392,7 +392,7 @@ def test_referee_commands_do_not_need_numba():
         out = io.StringIO()
         serve(lambda: 1 / 0, instream=io.StringIO(cmds), outstream=out)
         assert "?" not in out.getvalue(), out.getvalue()
-        print("numba" in sys.modules, "nogobot.board" in sys.modules)
+        print("numba" in sys.modules, "nogobot.game.board" in sys.modules)
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=False)
@@ -407,13 +407,13 @@ def test_warmup_thread_loads_the_rules_in_the_background():
         out = io.StringIO()
         serve(lambda: 1 / 0, instream=io.StringIO("name\\n"), outstream=out, warmup=True)
         for _ in range(600):
-            if "nogobot.board" in sys.modules:
+            if "nogobot.game.board" in sys.modules:
                 break
             time.sleep(0.05)
         out2 = io.StringIO()
         serve(lambda: 1 / 0, instream=io.StringIO("boardsize 3\\nplay b B2\\n"), outstream=out2,
               warmup=True)
-        print(out.getvalue() + out2.getvalue(), "nogobot.board" in sys.modules)
+        print(out.getvalue() + out2.getvalue(), "nogobot.game.board" in sys.modules)
     """)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=60, check=False)

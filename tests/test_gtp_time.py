@@ -5,12 +5,12 @@ import io
 import re
 import time
 
-from nogobot.agents import Agent
+from nogobot.engine.agent import Agent
+from nogobot.engine.mcts import SearchConfig
+from nogobot.engine.player import MCTSAgent
+from nogobot.engine.timecontrol import MoveBudget, TimeControl, TimePolicy
 from nogobot.gtp import Engine, NoGoCommands, serve
-from nogobot.inference import UniformEvaluator
-from nogobot.mcts import SearchConfig
-from nogobot.player import MCTSAgent
-from nogobot.timecontrol import MoveBudget, TimeControl, TimePolicy
+from nogobot.net.inference import UniformEvaluator
 
 
 class RecordingAgent(Agent):
@@ -150,9 +150,9 @@ def test_the_agents_solver_zones_shape_the_plan():
     model alone would give it."""
     import numpy as np
 
-    from nogobot import coords
-    from nogobot.board import BLACK, Board
-    from nogobot.timecontrol import SolverZones, plan_move
+    from nogobot.engine.timecontrol import SolverZones, plan_move
+    from nogobot.game import coords
+    from nogobot.game.board import BLACK, Board
 
     rng = np.random.default_rng(5)
     b, moves = Board(9), []

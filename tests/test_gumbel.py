@@ -1,4 +1,4 @@
-"""Gumbel AlphaZero's root (nogobot.gumbel): the completed Q and the improved policy on known
+"""Gumbel AlphaZero's root (nogobot.engine.gumbel): the completed Q and the improved policy on known
 values, sequential halving's schedule, the forced root child in the search kernel, a search
 that finds the move whose value is best, and a self-play game with the Gumbel root."""
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from nogobot.board import Board
-from nogobot.gumbel import GumbelRoot, GumbelSettings, completed_q, improved_policy, sigma
-from nogobot.inference import Evaluation, UniformEvaluator, run_search
-from nogobot.mcts import SearchConfig
-from nogobot.search import Searcher, SearchLimits
+from nogobot.engine.gumbel import GumbelRoot, GumbelSettings, completed_q, improved_policy, sigma
+from nogobot.engine.mcts import SearchConfig
+from nogobot.engine.search import Searcher, SearchLimits
+from nogobot.game.board import Board
+from nogobot.net.inference import Evaluation, UniformEvaluator, run_search
 
 CONFIG = SearchConfig(batch_size=4, max_tree_mb=4, use_solver=False, rollout_weight=0.0)
 

@@ -11,11 +11,11 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from nogobot.board import Board
-from nogobot.inference import UniformEvaluator
-from nogobot.mcts import SearchConfig
-from nogobot.search import Searcher, SearchLimits
-from nogobot.playout import rollout_value
+from nogobot.engine.mcts import SearchConfig
+from nogobot.engine.playout import rollout_value
+from nogobot.engine.search import Searcher, SearchLimits
+from nogobot.game.board import Board
+from nogobot.net.inference import UniformEvaluator
 
 
 def _candidates():

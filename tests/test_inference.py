@@ -1,4 +1,4 @@
-"""The engine-side evaluators (nogobot.inference); no torch needed.
+"""The engine-side evaluators (nogobot.net.inference); no torch needed.
 
 Checks: masked-softmax priors; UniformEvaluator; the default model loads and honours the output
 contract on 7x7, 9x9 and 13x13; batched, padded (fixed batch sizes) and IOBinding runs agree with
@@ -17,11 +17,18 @@ import numpy as np
 import pytest
 import yaml
 
-from nogobot.board import Board
-from nogobot.features import NUM_PLANES, board_planes, boards_planes
-from nogobot.inference import (
-    Evaluation, ModelError, OnnxEvaluator, ProviderFallbackWarning, UniformEvaluator,
-    default_model_path, load_evaluator, priors, read_sidecar,
+from nogobot.game.board import Board
+from nogobot.net.features import NUM_PLANES, board_planes, boards_planes
+from nogobot.net.inference import (
+    Evaluation,
+    ModelError,
+    OnnxEvaluator,
+    ProviderFallbackWarning,
+    UniformEvaluator,
+    default_model_path,
+    load_evaluator,
+    priors,
+    read_sidecar,
 )
 
 
@@ -246,8 +253,8 @@ def test_auto_is_silent_on_cpu(model_path, capfd):
 
 
 def test_engine_never_imports_torch():
-    code = ("import sys, nogobot.inference, nogobot.features, nogobot.bench_nn; "
-            "e = nogobot.inference.load_evaluator(None, device='cpu', threads=1); "
+    code = ("import sys, nogobot.net.inference, nogobot.net.features, nogobot.tools.bench_nn; "
+            "e = nogobot.net.inference.load_evaluator(None, device='cpu', threads=1); "
             "assert 'torch' not in sys.modules and 'nogobot.train' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nogobot import board, mcts, playout, solver
 from nogobot.agents import rave_kernels
-from nogobot.board import Board
+from nogobot.engine import mcts, playout, solver
+from nogobot.game import board
+from nogobot.game.board import Board
 
 HOT_KERNELS = [
     board.play_stone, board.push_state, board.random_playout,

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 PACKAGE = ROOT / "nogobot"
@@ -43,8 +42,8 @@ MAX_LINES = 500
 # one module for numba's cache to stay valid (warmup.drop_stale_kernels), and splitting the
 # rules or the tree arrays across modules would scatter one data structure's code.
 KERNEL_MODULES = {
-    "board.py": "the rules: union-find blocks, liberty bitsets, legal masks, zobrist",
-    "mcts.py": "the array tree: select with virtual loss, expand, back up, reroot",
+    "game/board.py": "the rules: union-find blocks, liberty bitsets, legal masks, zobrist",
+    "engine/mcts.py": "the array tree: select with virtual loss, expand, back up, reroot",
 }
 
 
@@ -155,10 +154,12 @@ def test_cycle_finder_finds_function_level_circles():
 
 def test_imports_are_read_at_every_level():
     graph = import_graph()
-    # A function-level import from two levels up (cli/engine.py: ``from ..player import``)
-    # and a module-level one (player.py: ``from .search import``) are both seen.
-    assert any(m == "nogobot.player" and inner for m, _, inner in graph["nogobot.cli.engine"])
-    assert any(m == "nogobot.search" and not inner for m, _, inner in graph["nogobot.player"])
+    # A function-level import across packages (cli/engine.py: ``from ..engine.player import``)
+    # and a module-level one (engine/player.py: ``from .search import``) are both seen.
+    assert any(m == "nogobot.engine.player" and inner
+               for m, _, inner in graph["nogobot.cli.engine"])
+    assert any(m == "nogobot.engine.search" and not inner
+               for m, _, inner in graph["nogobot.engine.player"])
 
 
 def test_no_import_circles():
@@ -168,6 +169,56 @@ def test_no_import_circles():
               for component in found for a in component
               for b, line, inner in graph[a] if b in component]
     assert not found, "import circles:\n" + "\n".join(detail)
+
+
+# The package's layers, lowest first (docs/architecture.md draws them). A module may import its
+# own layer and those below it, never one above: the engine knows nothing of GTP, training or Ray.
+LAYERS = [
+    {"core", "openings"},                                    # atomic writes, data folders
+    {"game"},                                                # rules, points, SGF
+    {"net"},                                                 # features, ONNX evaluators
+    {"engine"},                                              # tree, solver, search, clock, player
+    {"agents"},                                              # baseline players
+    {"gtp", "analysis", "tournament", "botzone", "tools"},  # front ends and tools
+    {"train"},                                               # self-play training (torch)
+    {"cluster"},                                             # Ray
+    {"cli", "__main__"},                                     # the command line
+]
+
+
+def layer_of(module: str) -> int | None:
+    """The layer index of ``nogobot.X[...]``; None for the package root (``__version__`` and
+    the kernel-cache set-up run at import, below every layer)."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    return next(i for i, names in enumerate(LAYERS) if parts[1] in names)
+
+
+def test_every_package_has_a_layer():
+    named = set().union(*LAYERS)
+    top = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+           if (p.is_dir() and (p / "__init__.py").exists())
+           or (p.suffix == ".py" and p.name != "__init__.py")}
+    assert top == named, f"unlayered: {sorted(top - named)}, gone: {sorted(named - top)}"
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    bad = []
+    for name, found in import_graph().items():
+        mine = layer_of(name)
+        if mine is None:
+            continue
+        for target, line, _ in found:
+            theirs = layer_of(target)
+            if theirs is not None and theirs > mine:
+                bad.append(f"{name} (line {line}) imports {target}")
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+def test_layer_check_sees_an_upward_import():
+    assert layer_of("nogobot.engine.search") < layer_of("nogobot.gtp.engine")
+    assert layer_of("nogobot") is None
 
 
 # -- module size ----------------------------------------------------------------------------------

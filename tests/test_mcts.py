@@ -12,14 +12,15 @@ import threading
 import numpy as np
 import pytest
 
-from nogobot import coords, warmup
 from nogobot.agents.greedy import GreedyAgent
-from nogobot.board import BLACK, Board
-from nogobot.inference import Evaluation, UniformEvaluator
-from nogobot.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
-from nogobot.player import MCTSAgent
-from nogobot.search import Searcher, SearchLimits
-from nogobot.solver import SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, Solver
+from nogobot.engine.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
+from nogobot.engine.player import MCTSAgent
+from nogobot.engine.search import Searcher, SearchLimits
+from nogobot.engine.solver import SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, Solver
+from nogobot.game import coords
+from nogobot.game.board import BLACK, Board
+from nogobot.net.inference import Evaluation, UniformEvaluator
+from nogobot.tools import warmup
 
 
 class CountingEvaluator(UniformEvaluator):

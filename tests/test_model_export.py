@@ -18,13 +18,22 @@ pytest.importorskip("onnx")
 from click.testing import CliRunner  # noqa: E402
 
 from nogobot.cli import main  # noqa: E402
-from nogobot.features import LIBERTY_PLANES, NUM_PLANES, boards_planes  # noqa: E402
-from nogobot.inference import OnnxEvaluator  # noqa: E402
+from nogobot.net.features import LIBERTY_PLANES, NUM_PLANES, boards_planes  # noqa: E402
+from nogobot.net.inference import OnnxEvaluator  # noqa: E402
 from nogobot.train.export import (  # noqa: E402
-    ExportError, export_checkpoint, export_net, random_positions,
+    ExportError,
+    export_checkpoint,
+    export_net,
+    random_positions,
 )
 from nogobot.train.model import (  # noqa: E402
-    GARB, ExportNet, NetConfig, ResBlock, build_model, load_checkpoint, multitask_loss,
+    GARB,
+    ExportNet,
+    NetConfig,
+    ResBlock,
+    build_model,
+    load_checkpoint,
+    multitask_loss,
     save_checkpoint,
 )
 

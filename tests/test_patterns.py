@@ -6,11 +6,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nogobot import patterns as pt
+from nogobot.agents import patterns as pt
 from nogobot.agents.rave import PRIOR_VISITS, RaveAgent
-from nogobot.board import Board
 from nogobot.cli import main
-from nogobot.features import symmetry_permutation
+from nogobot.game.board import Board
+from nogobot.net.features import symmetry_permutation
 
 
 def _codes(board: Board) -> np.ndarray:

@@ -73,7 +73,7 @@ def test_the_scan_sees_both_forms(tmp_path):
     (pkg / "sub" / "__init__.py").write_text("")
     bad = pkg / "sub" / "bad.py"
     bad.write_text("from ..board import _play, play_stone\nfrom .. import warmup\n"
-                   "import nogobot.sgf as s\nwarmup._lock\ns._to_flat\nwarmup.load\n")
+                   "import nogobot.game.sgf as s\nwarmup._lock\ns._to_flat\nwarmup.load\n")
     good = pkg / "good.py"
     good.write_text("from .board import play_stone\nimport os\nos._exit\n_x = 1\n")
     import test_private_imports as me

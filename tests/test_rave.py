@@ -15,10 +15,8 @@ import pytest
 from numba import njit
 from test_agents_search import AVOID_POSITION, WIN_POSITIONS
 
-from nogobot import coords
 from nogobot.agents.rave import RaveAgent
-from nogobot.board import BLACK, WHITE, Board
-from nogobot.playout import (
+from nogobot.engine.playout import (
     S_EYEISH,
     S_NEAR_EYE,
     _below,
@@ -26,6 +24,8 @@ from nogobot.playout import (
     rollout_scratch,
     rollout_value,
 )
+from nogobot.game import coords
+from nogobot.game.board import BLACK, WHITE, Board
 
 
 @njit(cache=True)
@@ -233,7 +233,7 @@ def test_the_endgame_solver_plays_proven_wins():
     """Within the solver's zone rave answers from the exact solver: whenever the position is
     a win the solver proves within the agent's node budget (two nodes a simulation), its move
     wins: the position after it is proven lost for the opponent."""
-    from nogobot.solver import LOSS, WIN, solve
+    from nogobot.engine.solver import LOSS, WIN, solve
 
     checked = 0
     for seed in range(60):
@@ -264,9 +264,8 @@ def test_without_the_solver_rave_searches_to_the_end():
 
 
 def test_settings_reach_the_agent_and_bad_ones_are_named():
-    from nogobot.agents.registry import make_agent, parse_rave_settings
-
     from nogobot.agents.rave_kernels import P_PRIOR_N
+    from nogobot.agents.registry import make_agent, parse_rave_settings
     settings = parse_rave_settings(["c_uct=0.1", "p_local=0", "solver=off", "expand_visits=4",
                                     "prior_visits=30"])
     assert settings == {"c_uct": 0.1, "p_local": 0.0, "solver": False, "expand_visits": 4,

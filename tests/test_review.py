@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
 from exact_evaluator import ExactEvaluator
-from nogobot import coords, review, review_graph, sgf
-from nogobot.analysis import AnalysisEngine
-from nogobot.board import BLACK, WHITE, Board
-from nogobot.solver import WIN, Solver
+
+from nogobot.analysis.engine import AnalysisEngine, review, review_graph
+from nogobot.engine.solver import WIN, Solver
+from nogobot.game import coords, sgf
+from nogobot.game.board import BLACK, WHITE, Board
 
 SIZE = 6
 
@@ -151,7 +151,7 @@ def test_times_from_tournament_comments_and_from_bl_wl(tmp_path):
     path.write_text(text)
     [rv] = review.review_games([path], engine(16), tmp_path, visits=16)
     assert [m.seconds for m in rv.moves] == [1.5, 0.25, 2.0]
-    from nogobot import timeplot
+    from nogobot.tools import timeplot
 
     ts = timeplot.parse_sgf((tmp_path / "t.review.sgf").read_bytes())
     assert ts.used["black"] == [1.5, 2.0] and ts.used["white"] == [0.25]

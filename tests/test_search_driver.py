@@ -5,11 +5,11 @@ and searchers built around one cache and solver really share them."""
 
 import numpy as np
 
-from nogobot.board import Board
-from nogobot.inference import BatchedSearches, UniformEvaluator, run_search
-from nogobot.mcts import EvalCache, SearchConfig
-from nogobot.search import Searcher, SearchLimits
-from nogobot.solver import Solver
+from nogobot.engine.mcts import EvalCache, SearchConfig
+from nogobot.engine.search import Searcher, SearchLimits
+from nogobot.engine.solver import Solver
+from nogobot.game.board import Board
+from nogobot.net.inference import BatchedSearches, UniformEvaluator, run_search
 
 CONFIG = SearchConfig(batch_size=4, max_tree_mb=4, use_solver=False)
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from nogobot import coords, sgf
-from nogobot.board import BLACK, WHITE, Board
+from nogobot.game import coords, sgf
+from nogobot.game.board import BLACK, WHITE, Board
 
 
 def random_game(size: int, seed: int, stop: int | None = None) -> Board:
@@ -112,7 +112,7 @@ def test_load_missing_file_is_an_oserror(tmp_path):
 
 
 def test_fixture_files_of_the_conformance_suite():
-    from nogobot.conformance import CONFORMANCE_DIR
+    from nogobot.tools.conformance import CONFORMANCE_DIR
 
     here = CONFORMANCE_DIR / "sgf"
     assert sgf.load(here / "game3.sgf").board().is_terminal()

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nogobot.board import NLEGAL_B, TO_MOVE, Board, _play
-from nogobot.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
+from nogobot.engine.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
+from nogobot.game.board import NLEGAL_B, TO_MOVE, Board, _play
 
 
 @njit(cache=True)
@@ -123,8 +123,8 @@ def test_solver_survives_loading_from_numba_cache():
     import sys
 
     code = ("import numpy as np\n"
-            "from nogobot.board import Board\n"
-            "from nogobot.solver import solve\n"
+            "from nogobot.game.board import Board\n"
+            "from nogobot.engine.solver import solve\n"
             "rng = np.random.default_rng(4)\n"
             "b = Board(9)\n"
             "while 81 - b.ply > 16: b.play(int(rng.choice(b.legal_moves())))\n"

@@ -6,9 +6,9 @@ import numpy as np
 from click.testing import CliRunner
 
 from nogobot.agents.rave import RaveAgent
-from nogobot.board import Board
 from nogobot.cli import main
-from nogobot.features import board_planes
+from nogobot.game.board import Board
+from nogobot.net.features import board_planes
 from nogobot.train.data import load_shard
 from nogobot.train.teacher import play_teacher_game, search_targets
 
@@ -85,7 +85,7 @@ def _random_game(size: int, seed: int) -> Board:
 
 def _collection(tmp_path, games) -> "Path":
     """One SGF collection (as a results folder's games.sgf) of (board, black, white) games."""
-    from nogobot import sgf
+    from nogobot.game import sgf
 
     path = tmp_path / "games.sgf"
     path.write_text("".join(sgf.serialise(sgf.record_of(b, black=pb, white=pw))
@@ -123,7 +123,7 @@ def test_late_positions_come_from_the_lost_games_with_the_loser_to_move(tmp_path
 
 
 def test_a_teacher_game_from_a_start_records_the_positions_from_there(tmp_path):
-    from nogobot import sgf
+    from nogobot.game import sgf
     from nogobot.train.teacher import StartPosition
 
     lost = _random_game(7, 1)

@@ -3,7 +3,7 @@ outside the engine): `nogobot gtp` never loses on time and every reply arrives i
 
 import pytest
 
-from nogobot.benchmarks import bench_time
+from nogobot.tools.benchmarks import bench_time
 
 pytestmark = pytest.mark.slow
 

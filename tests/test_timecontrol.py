@@ -12,12 +12,27 @@ import numpy as np
 import pytest
 
 from nogobot.agents.greedy import GreedyAgent
-from nogobot.board import Board
-from nogobot.search import SearchLimits
-from nogobot.solver import (SOLVER_INSTANT_EMPTY, SOLVER_MAX_EMPTY, SOLVER_NODES,
-                            SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, solver_budget)
-from nogobot.timecontrol import (NO_SOLVER, ClockState, MoveBudget, SearchStopper, SolverZones,
-                                 TimeControl, TimePolicy, expected_plies_left, plan_move)
+from nogobot.engine.search import SearchLimits
+from nogobot.engine.solver import (
+    SOLVER_INSTANT_EMPTY,
+    SOLVER_MAX_EMPTY,
+    SOLVER_NODES,
+    SOLVER_NODES_PER_SECOND,
+    SOLVER_REACH_EMPTY,
+    solver_budget,
+)
+from nogobot.engine.timecontrol import (
+    NO_SOLVER,
+    ClockState,
+    MoveBudget,
+    SearchStopper,
+    SolverZones,
+    TimeControl,
+    TimePolicy,
+    expected_plies_left,
+    plan_move,
+)
+from nogobot.game.board import Board
 
 
 def _game_records(count, rng):

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from nogobot import timeplot
+from nogobot.tools import timeplot
 from nogobot.tournament.clock import RefereeTimeControl
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import GameResult

@@ -10,10 +10,10 @@ move has no legal move; the SGF of a forfeited game is a valid NoGo record with 
 import sys
 
 import pytest
-
 from conftest import ROOT
-from nogobot import sgf
-from nogobot.board import BLACK, WHITE
+
+from nogobot.game import sgf
+from nogobot.game.board import BLACK, WHITE
 from nogobot.tournament.clock import RefereeTimeControl
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import EngineConfig, Referee

@@ -19,16 +19,30 @@ from rich.console import Console
 from sgfmill import sgf as sgfmill
 from sgfmill import sgf_grammar
 
-from nogobot import coords, review, timeplot
-from nogobot.board import Board
+from nogobot.analysis.engine import review
+from nogobot.game import coords
+from nogobot.game.board import Board
+from nogobot.tools import timeplot
 from nogobot.tournament.clock import RefereeTimeControl
-from nogobot.tournament.folder import (GameCollection, pack_folder, read_games, read_log,
-                                       split_collection)
-from nogobot.tournament.openings import (Candidate, OpeningError, canonical, load_suite,
-                                         make_suite, resolve_suite, suite_sgf)
+from nogobot.tournament.display import report_folder
+from nogobot.tournament.folder import (
+    GameCollection,
+    pack_folder,
+    read_games,
+    read_log,
+    split_collection,
+)
+from nogobot.tournament.openings import (
+    Candidate,
+    OpeningError,
+    canonical,
+    load_suite,
+    make_suite,
+    resolve_suite,
+    suite_sgf,
+)
 from nogobot.tournament.records import game_sgf
 from nogobot.tournament.referee import GameResult
-from nogobot.tournament.display import report_folder
 from nogobot.tournament.spec import SpecError, parse_spec
 
 

@@ -17,9 +17,9 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
-from nogobot import sgf
+
+from nogobot.game import sgf
 from nogobot.tournament.folder import read_games
 
 pytestmark = pytest.mark.slow  # real subprocess engines: ~30 s

@@ -18,10 +18,10 @@ onnx = pytest.importorskip("onnx")
 from click.testing import CliRunner  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
-from nogobot.board import Board  # noqa: E402
 from nogobot.cli import main  # noqa: E402
-from nogobot.inference import OnnxEvaluator  # noqa: E402
-from nogobot.modelfile import check_model  # noqa: E402
+from nogobot.game.board import Board  # noqa: E402
+from nogobot.net.inference import OnnxEvaluator  # noqa: E402
+from nogobot.net.modelfile import check_model  # noqa: E402
 from nogobot.train.average import AverageError, average_nets  # noqa: E402
 from nogobot.train.export import export_net  # noqa: E402
 from nogobot.train.model import NetConfig, build_model  # noqa: E402

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nogobot import sgf
-from nogobot.board import BLACK, WHITE, Board
-from nogobot.features import board_planes
+from nogobot.game import sgf
+from nogobot.game.board import BLACK, WHITE, Board
+from nogobot.net.features import board_planes
 from nogobot.train import calibration as cal
 
 
@@ -205,7 +205,7 @@ def tiny_model(tmp_path_factory):
 
 def test_cli_end_to_end(tmp_path, tiny_model):
     from nogobot.cli import main
-    from nogobot.inference import OnnxEvaluator
+    from nogobot.net.inference import OnnxEvaluator
 
     data = tmp_path / "games"
     data.mkdir()

@@ -24,12 +24,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
 from click.testing import CliRunner  # noqa: E402
-
 from conftest import ROOT, TINY_CONFIG  # noqa: E402
-from nogobot.board import Board  # noqa: E402
+
 from nogobot.cli import main  # noqa: E402
-from nogobot.inference import OnnxEvaluator  # noqa: E402
-from nogobot.player import MCTSAgent  # noqa: E402
+from nogobot.engine.player import MCTSAgent  # noqa: E402
+from nogobot.game.board import Board  # noqa: E402
+from nogobot.net.inference import OnnxEvaluator  # noqa: E402
 from nogobot.train.loop import read_csv  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]

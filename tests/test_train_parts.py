@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from nogobot.board import Board  # noqa: E402
-from nogobot.inference import UniformEvaluator  # noqa: E402
+from nogobot.game.board import Board  # noqa: E402
+from nogobot.net.inference import UniformEvaluator  # noqa: E402
 from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
 from nogobot.train.match import elo_update  # noqa: E402
 from nogobot.train.model import NetConfig, multitask_loss  # noqa: E402
@@ -136,7 +136,7 @@ def test_trainer_reduces_loss_on_shards(selfplay_shards, tmp_path):
 
 def test_sgf_records_give_the_same_targets(selfplay_shards):
     """--from-games on our SGF reproduces the shard's planes and results."""
-    from nogobot import sgf
+    from nogobot.game import sgf
     from nogobot.train.replay import record_arrays
 
     folder = selfplay_shards.folder
@@ -150,7 +150,7 @@ def test_sgf_records_give_the_same_targets(selfplay_shards):
 
 def test_final_outcome_matches_the_bootstrap_kernel():
     """final_outcome (used by self-play and --from-games) agrees with bootstrap.play_greedy_game."""
-    from nogobot.board import geometry
+    from nogobot.game.board import geometry
     from nogobot.train import bootstrap as bt
     from nogobot.train.data import final_outcome
 
@@ -205,7 +205,7 @@ def test_gating_over_workers_plays_the_same_games_in_game_order(tmp_path):
     seeded on its own, so two workers give game for game what one process gives, in game
     order, with the candidate black in even games."""
     pytest.importorskip("onnx")
-    from nogobot.board import BLACK
+    from nogobot.game.board import BLACK
     from nogobot.train.backend import LocalBackend
     from nogobot.train.config import GatingConfig
     from nogobot.train.export import export_net
@@ -251,7 +251,7 @@ class _CountingUniform(UniformEvaluator):
 def test_concurrent_games_share_network_calls(tmp_path):
     """selfplay.concurrent_games: the games in play send their leaves in one network call (what
     keeps a GPU busy); every game still comes out complete and legal."""
-    from nogobot import sgf
+    from nogobot.game import sgf
     from nogobot.train.selfplay import play_games_batched
 
     def run(concurrent: int, folder):
@@ -288,8 +288,8 @@ def test_ladder_merge_adds_wins_by_label_and_refits_elo(tmp_path):
     from click.testing import CliRunner
 
     from nogobot.cli import main
-    from nogobot.train.match import merge_ladders
     from nogobot.tournament.elo import bradley_terry
+    from nogobot.train.match import merge_ladders
 
     first = {"players": {"a": "random", "b": "greedy"}, "wins": [[0, 3], [5, 0]],
              "matches": [{"a": "a", "b": "b", "wins": 3, "losses": 5}]}

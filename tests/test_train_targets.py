@@ -7,9 +7,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import TINY_CONFIG  # noqa: E402
+
 from nogobot.train.config import TrainingConfig  # noqa: E402
 from nogobot.train.model import (  # noqa: E402
-    NetConfig, build_model, multitask_loss, save_checkpoint, soft_policy_target,
+    NetConfig,
+    build_model,
+    multitask_loss,
+    save_checkpoint,
+    soft_policy_target,
 )
 from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
 from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
@@ -115,8 +120,8 @@ def test_a_checkpoint_without_the_soft_plane_warm_starts_one_with_it(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def test_distill_targets_at_full_weight_are_the_teachers_legal_policy_and_value():
-    from nogobot.board import Board
-    from nogobot.features import board_planes
+    from nogobot.game.board import Board
+    from nogobot.net.features import board_planes
     from nogobot.train.trainer import distill_targets
 
     teacher = build_model(NetConfig(**TINY)).eval()

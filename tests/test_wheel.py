@@ -26,14 +26,20 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 
 import nogobot
-from conftest import ROOT
-from nogobot.conformance import CONFORMANCE_DIR
-from nogobot.modelfile import (
-    DEFAULT_MODEL_NAME, SHIPPED_MODEL_NAMES, ModelError, check_model, default_model_path,
-    resolve_model, shipped_model_names, shipped_models_dir,
+from nogobot.net.modelfile import (
+    DEFAULT_MODEL_NAME,
+    SHIPPED_MODEL_NAMES,
+    ModelError,
+    check_model,
+    default_model_path,
+    resolve_model,
+    shipped_model_names,
+    shipped_models_dir,
 )
+from nogobot.tools.conformance import CONFORMANCE_DIR
 
 PACKAGE = Path(nogobot.__file__).resolve().parent
 # What a wheel is built from: pyproject.toml names README.md as the long description, and maps
@@ -127,7 +133,7 @@ def _ensure_cache_in_child(tmp_path: Path, setup: str) -> tuple[str, list[str]]:
     code = textwrap.dedent("""
         import os, sys
         from pathlib import Path
-        from nogobot.warmup import ensure_kernel_cache
+        from nogobot.tools.warmup import ensure_kernel_cache
         read_only = Path("/proc/nogobot-test")  # /proc refuses new folders, even to root
         tmp = Path(sys.argv[1])
     """) + textwrap.dedent(setup) + textwrap.dedent("""
@@ -172,7 +178,7 @@ def test_read_only_install_with_nowhere_to_cache_still_runs(tmp_path):
 
 def test_writable_install_keeps_numbas_default(tmp_path):
     code = ("import os, sys; from pathlib import Path;"
-            " from nogobot.warmup import ensure_kernel_cache;"
+            " from nogobot.tools.warmup import ensure_kernel_cache;"
             " print(ensure_kernel_cache(package_dir=Path(sys.argv[1])),"
             " os.environ.get('NUMBA_CACHE_DIR'))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
@@ -196,7 +202,7 @@ def test_a_kernels_callee_changed_in_another_module_is_recompiled(tmp_path):
         (pkg / "b.py").write_text(f"from numba import njit\n\n\n@njit(cache=True)\n"
                                   f"def g(x):\n    return {body}\n")
 
-    code = ("import sys; from pathlib import Path; from nogobot.warmup import drop_stale_kernels;"
+    code = ("import sys; from pathlib import Path; from nogobot.tools.warmup import drop_stale_kernels;"
             " dropped = drop_stale_kernels(Path(sys.argv[1]));"
             " from pkg.a import f; print(dropped, f(1))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
@@ -221,7 +227,7 @@ def test_a_kernels_callee_changed_in_another_module_is_recompiled(tmp_path):
 def test_stale_kernel_check_finds_numbas_cache_folder(tmp_path, monkeypatch):
     from numba.core.caching import UserProvidedCacheLocator
 
-    from nogobot import warmup
+    from nogobot.tools import warmup
 
     source = Path(warmup.__file__).parent / "agents"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
@@ -295,8 +301,8 @@ def test_wheel_carries_the_default_net_and_the_suite_only(installed):
 @pytest.mark.slow
 def test_installed_nogobot_is_the_venvs_own(installed):
     _, bin_dir, work = installed
-    code = ("import sys, nogobot; from nogobot.modelfile import default_model_path;"
-            " from nogobot.conformance import CONFORMANCE_DIR;"
+    code = ("import sys, nogobot; from nogobot.net.modelfile import default_model_path;"
+            " from nogobot.tools.conformance import CONFORMANCE_DIR;"
             " print(nogobot.__file__, default_model_path(), CONFORMANCE_DIR, *sys.path, sep='\\n')")
     lines = _run([bin_dir / "python", "-c", code], cwd=work, timeout=120).stdout.splitlines()
     venv = bin_dir.parent.resolve()

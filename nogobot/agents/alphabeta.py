@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..board import HASH, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
+from ..game.board import HASH, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
 from .base import SearchAgent
 
 WIN = 1_000_000

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import coords
-from ..board import Board
-from . import Agent
+from ..engine.agent import Agent
+from ..game import coords
+from ..game.board import Board
 
 
 class SearchAgent(Agent):

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 
-from .. import coords
-from ..board import Board, opponent
-from . import Agent
+from ..engine.agent import Agent
+from ..game import coords
+from ..game.board import Board, opponent
 
 # Upper bound on how many of X's legal moves one opponent stone can remove (see module doc).
 _MAX_LOSS_PER_MOVE = 10

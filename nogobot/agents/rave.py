@@ -37,14 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import coords
-from ..board import Board
-from ..patterns import PatternTable, default_table
-from ..playout import rollout_scratch
-from ..solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
-                      SOLVER_ZONES, UNKNOWN, WIN, Solver)
-from ..timecontrol import NO_SOLVER, SolverZones, TimePolicy
+from ..engine.playout import rollout_scratch
+from ..engine.solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
+                             SOLVER_ZONES, UNKNOWN, WIN, Solver)
+from ..engine.timecontrol import NO_SOLVER, SolverZones, TimePolicy
+from ..game import coords
+from ..game.board import Board
 from .base import SearchAgent
+from .patterns import PatternTable, default_table
 from .rave_kernels import compact_subtree, rave_batch, winning_move
 
 RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same

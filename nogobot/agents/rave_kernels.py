@@ -34,9 +34,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ..board import LAST, LAST2, NLEGAL_B, TO_MOVE, copy_position, play_stone
-from ..patterns import lookup, move_code
-from ..playout import local_score, policy_rollout
+from ..engine.playout import local_score, policy_rollout
+from ..game.board import LAST, LAST2, NLEGAL_B, TO_MOVE, copy_position, play_stone
+from .patterns import lookup, move_code
 
 # Slots of the ``params`` array the kernels read (RaveAgent fills it in this order).
 P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP, P_PATTERN = range(7)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import Agent
+from ..engine.agent import Agent
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def warm_up_rules() -> None:
 
     Without this the first timed ``genmove`` or ``play`` of a fresh engine pays ~0.5 s of
     loading, enough to lose a fast per-move game on time."""
-    from ..board import Board
+    from ..game.board import Board
 
     b = Board(3)
     b.play(4)

@@ -27,7 +27,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..board import NLEGAL_B, TO_MOVE, Board, play_stone, random_playout
+from ..game.board import NLEGAL_B, TO_MOVE, Board, play_stone, random_playout
 from .base import SearchAgent
 
 DEFAULT_PLAYOUTS = 10_000

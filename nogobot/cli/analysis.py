@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import click
 
-from .options import (apply, batch_option, device_option, exit_now, load_network, model_option,
-                      quiet_option, threads_option)
+from .options import (
+    apply,
+    batch_option,
+    device_option,
+    exit_now,
+    load_network,
+    model_option,
+    quiet_option,
+    threads_option,
+)
 
 analysis_options = apply(
     model_option(),
@@ -24,8 +32,8 @@ analysis_options = apply(
 def analysis_engine(model, device, threads, batch, concurrency, max_tree_mb, visits,
                     report_as, log=None):
     """The analysis engine that ``analysis_options`` describe, its kernels and network warm."""
-    from ..analysis import AnalysisEngine, warm_up
-    from ..mcts import SearchConfig
+    from ..analysis.engine import AnalysisEngine, warm_up
+    from ..engine.mcts import SearchConfig
 
     evaluator = load_network(model, device, threads)
     config = SearchConfig(batch_size=batch, max_tree_mb=max_tree_mb)
@@ -46,7 +54,7 @@ def analysis_cmd(model, device, threads, batch, concurrency, max_tree_mb, visits
                  quiet) -> None:
     """JSON-lines analysis engine (KataGo's protocol, for NoGo): one query per line on stdin,
     one answer per position on stdout; many positions are searched at once."""
-    from .. import analysis
+    from ..analysis import engine as analysis
 
     exit_now(analysis.main(lambda: analysis_engine(model, device, threads, batch, concurrency,
                                                    max_tree_mb, visits, report_as),
@@ -69,7 +77,7 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
     results folder reviews every game in it."""
     from pathlib import Path
 
-    from .. import review, review_graph
+    from ..analysis import review, review_graph
 
     first = Path(inputs[0])
     out = out or str((first if first.is_dir() else first.parent) / "review")
@@ -99,7 +107,7 @@ def review_cmd(inputs, out, visits, no_png, model, device, threads, batch, concu
     if not reviews:
         raise click.ClickException("no game could be reviewed")
     if len(texts) > 1:
-        from ..atomicio import write_atomic
+        from ..core.atomicio import write_atomic
 
         write_atomic(f"{out}/summary.txt", "\n\n".join(texts) + "\n")
     click.echo("\n\n".join(texts))
@@ -119,7 +127,7 @@ def timeplot_cmd(inputs, out, clock) -> None:
     """Time used per move as a PNG, from tournament SGFs, `nogobot gtp` stderr logs, or a
     tournament results folder (mean per move of each engine); with --clock, a table of how the
     clock was spent."""
-    from .. import timeplot
+    from ..tools import timeplot
 
     if clock:
         try:

@@ -1,5 +1,5 @@
 """`nogobot bench ...`: each benchmark prints its figure beside a reference measured in the same
-run. The measuring code lives in nogobot.benchmarks, bench_nn and cluster.bench; this module
+run. The measuring code lives in nogobot.tools.benchmarks, bench_nn and cluster.bench; this module
 only parses options."""
 
 from __future__ import annotations
@@ -7,8 +7,15 @@ from __future__ import annotations
 import click
 
 from .engine import baseline_names
-from .options import (batch_option, device_option, model_option, on_ray, resolve_model,
-                      size_option, threads_option)
+from .options import (
+    batch_option,
+    device_option,
+    model_option,
+    on_ray,
+    resolve_model,
+    size_option,
+    threads_option,
+)
 
 
 @click.group("bench")
@@ -22,7 +29,7 @@ def bench() -> None:
 @click.option("--repeats", default=5, show_default=True, help="Measurements; the median is shown.")
 def bench_rules(size: int, seconds: float, repeats: int) -> None:
     """Random playouts/s of the rules core vs a naive flood-fill reference (one core)."""
-    from ..benchmarks import bench_rules as run
+    from ..tools.benchmarks import bench_rules as run
 
     run(size=size, seconds=seconds, repeats=repeats)
 
@@ -40,7 +47,7 @@ def bench_rave_cmd(size: int, seconds: float, repeats: int, game_seconds: float,
     """rave's simulations/s in play (whole self-play games) and at the empty board (one core),
     beside rollout's random UCT playouts/s and the bare policy rollouts/s, and the targets
     (80,000 in play, 50,000 at the empty board)."""
-    from ..benchmarks import bench_rave
+    from ..tools.benchmarks import bench_rave
 
     bench_rave(size=size, seconds=seconds, repeats=repeats, game_seconds=game_seconds,
                games=games)
@@ -55,7 +62,7 @@ def bench_rave_cmd(size: int, seconds: float, repeats: int, game_seconds: float,
 @size_option()
 def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
     """Search playouts/s beside raw network evaluations/s, and playouts per 20 s move."""
-    from ..benchmarks import bench_search
+    from ..tools.benchmarks import bench_search
 
     bench_search(model=resolve_model(model), device=device, threads=threads, batch=batch,
                  seconds=seconds, size=size)
@@ -71,7 +78,7 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
 @threads_option(default=1, help="Network threads.")
 def bench_time_cmd(main, per_move, games, opponent, model, threads) -> None:
     """Real-clock games against a baseline: clock share used and least time left."""
-    from ..benchmarks import bench_time
+    from ..tools.benchmarks import bench_time
 
     bench_time(main=main, per_move=per_move, games=games, opponent=opponent,
                model=resolve_model(model), threads=threads)
@@ -117,7 +124,7 @@ def bench_analysis_cmd(positions, visits, model, threads, batch, concurrency, si
                        rounds) -> None:
     """Positions/s through `nogobot analysis` against the same positions through `nogobot gtp`
     one by one (same visits, batch and threads), in one run."""
-    from ..benchmarks import bench_analysis
+    from ..tools.benchmarks import bench_analysis
 
     # No --model: both engines pick their own default, as a user starting them would.
     model = resolve_model(model) if model else None
@@ -134,8 +141,8 @@ def bench_analysis_cmd(positions, visits, model, threads, batch, concurrency, si
 def bench_nn_cmd(model: str | None, device: str, threads: int | None, size: int,
                  repeats: int) -> None:
     """Network evaluations/s and latency at batch 1..256 vs the bare session.run."""
-    from ..bench_nn import bench_nn
-    from ..inference import ModelError
+    from ..net.inference import ModelError
+    from ..tools.bench_nn import bench_nn
 
     try:
         bench_nn(model=resolve_model(model), device=device, threads=threads, size=size,

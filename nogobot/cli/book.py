@@ -33,7 +33,7 @@ def book_build_cmd(out, model, size, plies, width, first_width, playouts, thread
     """Search the positions of the first plies and write the book to OUT (JSON). The file is
     rewritten after every position, so a killed build resumes where it stopped when run again
     with the same settings."""
-    from ..book import BookError, build_book, planned_positions
+    from ..engine.book import BookError, build_book, planned_positions
 
     model_path = resolve_model(model)
     click.echo(f"book: at most {planned_positions(size, plies, width, first_width)} positions "
@@ -53,7 +53,7 @@ def book_build_cmd(out, model, size, plies, width, first_width, playouts, thread
 def book_show_cmd(path) -> None:
     """Print a book's positions: ply, side to move, stones played, the book move and its
     search's win rate."""
-    from ..book import BookError, OpeningBook
+    from ..engine.book import BookError, OpeningBook
 
     try:
         book = OpeningBook.load(path)

@@ -12,9 +12,19 @@ from typing import Any, Callable
 
 import click
 
-from .options import (batch_option, clock_options, device_option, exit_now, model_option,
-                      quiet_option, resolve_model, seed_option, size_option, threads_option,
-                      time_control)
+from .options import (
+    batch_option,
+    clock_options,
+    device_option,
+    exit_now,
+    model_option,
+    quiet_option,
+    resolve_model,
+    seed_option,
+    size_option,
+    threads_option,
+    time_control,
+)
 
 # The move generators of `gtp` and `botzone`: the network search, or the one-ply heuristic.
 ENGINE_AGENTS = ["mcts", "greedy"]
@@ -61,10 +71,10 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
 
             return make_agent(name, playouts=playouts, seconds=seconds, depth=depth, seed=seed,
                               settings=settings)
-        from .. import warmup
-        from ..inference import load_evaluator
-        from ..mcts import SearchConfig
-        from ..player import MCTSAgent
+        from ..engine.mcts import SearchConfig
+        from ..engine.player import MCTSAgent
+        from ..net.inference import load_evaluator
+        from ..tools import warmup
 
         evaluator = load_evaluator(model_path, device=device, threads=threads)
         # A search never starts before its kernels are compiled (the cold first run): without
@@ -84,7 +94,7 @@ def read_book(path: str | None, agent_name: str):
         return None
     if agent_name != "mcts":
         raise click.UsageError("--book is for the network search (--agent mcts)")
-    from ..book import BookError, OpeningBook
+    from ..engine.book import BookError, OpeningBook
 
     try:
         return OpeningBook.load(path)
@@ -130,8 +140,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
             lag_buffer, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
             book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
+    from ..engine.timecontrol import TimePolicy
     from ..gtp import serve
-    from ..timecontrol import TimePolicy
 
     clock = time_control(seconds, byoyomi, per_move)
     policy = TimePolicy(lag_buffer=lag_buffer, no_limit_seconds=move_seconds)
@@ -250,8 +260,8 @@ def warmup_cmd(model, agents) -> None:
     check that the network loads. Safe to rerun: a warm install takes well under a second."""
     import time
 
-    from .. import warmup
-    from ..inference import ModelError, OnnxEvaluator
+    from ..net.inference import ModelError, OnnxEvaluator
+    from ..tools import warmup
 
     path = resolve_model(model)
     t0 = time.perf_counter()
@@ -286,7 +296,7 @@ def conformance_cmd(engine_cmd: str | None, verbose: bool, timeout: float, no_bu
     """Run GTP conformance .tst files (gogui-regress format) against an engine.
 
     Without FILES: the built-in framing checks and every gtp_conformance/*.tst."""
-    from ..conformance import main as run
+    from ..tools.conformance import main as run
 
     raise SystemExit(run(engine_cmd, list(files) or None, verbose=verbose, timeout=timeout,
                          builtin=not no_builtin))

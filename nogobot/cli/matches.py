@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import click
 
-from .options import (load_network, model_option, on_ray, ray_option, resolve_model,
-                      size_option, threads_option)
+from .options import (
+    load_network,
+    model_option,
+    on_ray,
+    ray_option,
+    resolve_model,
+    size_option,
+    threads_option,
+)
 from .train import train_group
 
 opening_option = click.option(
@@ -93,7 +100,7 @@ def train_ladder_cmd(players, games, playouts, size, opening_temperature_moves, 
             raise click.ClickException(str(e)) from None
     click.echo(res.table())
     if json_out:
-        from ..atomicio import write_atomic
+        from ..core.atomicio import write_atomic
 
         write_atomic(json_out, json.dumps(ladder_document(
             res, games_per_pairing=games, playouts=playouts, size=size), indent=1))
@@ -134,7 +141,7 @@ def train_ladder_merge_cmd(ladders, same, anchor, json_out) -> None:
         raise click.ClickException(str(e)) from None
     click.echo(res.table())
     if json_out:
-        from ..atomicio import write_atomic
+        from ..core.atomicio import write_atomic
 
         write_atomic(json_out, json.dumps(ladder_document(
             res, merged_from=list(ladders)), indent=1))
@@ -280,10 +287,9 @@ def openings_cmd(out, count, plies, playouts, band, seed, prefix, size, model, t
     from pathlib import Path
 
     from .. import __version__
-    from ..analysis import AnalysisEngine, warm_up
-    from ..atomicio import write_atomic
-    from ..tournament.openings import (OpeningError, analysis_evaluator, make_suite,
-                                       suite_sgf)
+    from ..analysis.engine import AnalysisEngine, warm_up
+    from ..core.atomicio import write_atomic
+    from ..tournament.openings import OpeningError, analysis_evaluator, make_suite, suite_sgf
 
     lo_plies, _, hi_plies = plies.partition("-")
     lo_band, _, hi_band = band.partition("-")

@@ -39,8 +39,8 @@ def resolve_model(model: str | None) -> str:
     outputs (a few ms, no onnxruntime), so a missing, truncated or mismatched model stops the
     command with one line naming the file before it speaks its protocol. The network itself
     loads later (in the background on a clock, else on the first genmove)."""
-    from ..modelfile import ModelError, check_model
-    from ..modelfile import resolve_model as model_file
+    from ..net.modelfile import ModelError, check_model
+    from ..net.modelfile import resolve_model as model_file
 
     try:
         path = str(model_file(model))
@@ -52,7 +52,7 @@ def resolve_model(model: str | None) -> str:
 
 def load_network(model: str | None, device: str, threads: int | None):
     """The evaluator for ``--model`` on ``device``, or a one-line click error."""
-    from ..inference import ModelError, load_evaluator
+    from ..net.inference import ModelError, load_evaluator
 
     path = resolve_model(model)
     try:
@@ -125,7 +125,7 @@ clock_options = apply(
 
 def time_control(seconds: float | None, byoyomi: str | None, per_move: float | None):
     """The ``TimeControl`` that ``clock_options`` ask for (None: no limit)."""
-    from ..timecontrol import TimeControl
+    from ..engine.timecontrol import TimeControl
 
     try:
         if byoyomi:
@@ -141,7 +141,7 @@ def time_control(seconds: float | None, byoyomi: str | None, per_move: float | N
 
 def parse_byoyomi(text: str):
     """``MAIN:PERIOD:COUNT`` -> a byo-yomi TimeControl; click's one-line error otherwise."""
-    from ..timecontrol import TimeControl
+    from ..engine.timecontrol import TimeControl
 
     parts = text.split(":")
     try:

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import click
 
-from .options import (is_train_extra, model_option, on_ray, ray_option, resolve_model,
-                      size_option, train_extra)
+from .options import (
+    is_train_extra,
+    model_option,
+    on_ray,
+    ray_option,
+    resolve_model,
+    size_option,
+    train_extra,
+)
 
 
 class TrainGroup(click.Group):
@@ -191,7 +198,7 @@ def train_snapshot_cmd(run_dir, folder, note) -> None:
 @click.argument("games", nargs=-1, required=True, type=click.Path(exists=True),
                 metavar="GAMES...")
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
-              help="The table to write (.npz); nogobot/rave-patterns.npz is the shipped one.")
+              help="The table to write (.npz); nogobot/agents/rave-patterns.npz is the shipped one.")
 @click.option("--last-generations", default=None, type=click.IntRange(min=1),
               help="Only the newest N generation folders of each run.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(min=2))
@@ -273,7 +280,7 @@ def train_calibration_cmd(records, model, size, bands, players, fit_from, thread
     by game phase, over game RECORDS (.npz shards, SGF files or collections, or folders)."""
     from rich.console import Console
 
-    from ..inference import ModelError
+    from ..net.inference import ModelError
     from ..train.calibration import CalibrationError, measure
     from ..train.calibration_report import plot, render, write_json
 
@@ -360,7 +367,7 @@ def selfplay_cmd(model, games, out, playouts, player, size, workers, seed, solve
     """Write a self-play game dataset (SGF plus training arrays), NoGoZero+ settings."""
     from pathlib import Path
 
-    from ..inference import ModelError
+    from ..net.inference import ModelError
 
     if position_paths and player != "rave":
         raise click.BadParameter("start positions are for --player rave (the teacher)",

@@ -32,10 +32,12 @@ from pathlib import Path
 import ray
 from ray import exceptions as rex
 from ray.util.placement_group import placement_group, remove_placement_group
-from ray.util.scheduling_strategies import (NodeAffinitySchedulingStrategy,
-                                            PlacementGroupSchedulingStrategy)
+from ray.util.scheduling_strategies import (
+    NodeAffinitySchedulingStrategy,
+    PlacementGroupSchedulingStrategy,
+)
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 from ..tournament.referee import Interrupted
 from ..tournament.runner import LocalGames, TournamentError, preflight
 from .connect import alive_nodes, node_info, probe_nodes, where

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from ..timecontrol import TimeControl
+from ..engine.timecontrol import TimeControl
 from .analyze import AnalyzeCommands
 from .commands import NoGoCommands
 from .engine import Engine, stderr_logger
@@ -59,9 +59,9 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
     off): GoGui live graphics on ``errstream`` while searching (auto: once GoGui asked for
     ``gogui-analyze_commands``). ``network=False`` (a baseline agent) leaves out the commands
     only the network player answers (analysis, GoGui views, interrupt). ``warmup`` (a
-    ``nogobot.warmup`` kind, or True for ``rules``) loads numba's kernels in a background
+    ``nogobot.tools.warmup`` kind, or True for ``rules``) loads numba's kernels in a background
     thread while the first commands are answered, and announces a cold cache on the log (see
-    ``nogobot.warmup``)."""
+    ``nogobot.tools.warmup``)."""
     info = stderr_logger(errstream, quiet)
     errors = stderr_logger(errstream)
     clock = time_control
@@ -72,7 +72,7 @@ def serve(agent_factory: Callable[[], Any], *, name: str = "nogobot",
                          board_size=board_size, clock=clock, time_policy=time_policy,
                          ponder=ponder)
     if warmup:
-        from .. import warmup as kernels  # standard library only until the thread runs
+        from ..tools import warmup as kernels  # standard library only until the thread runs
 
         kernels.start("rules" if warmup is True else warmup, log=info)
     if instream is None:

@@ -42,7 +42,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .. import coords
+from ..game import coords
 from . import live, views
 from .engine import Channel, GtpError, color, command, integer
 from .views import BLACK, COLOUR, NAME, AnalyzeRequest, Candidate, parse_analyze_args, shown
@@ -181,7 +181,7 @@ class AnalyzeCommands:
         return out
 
     def _policy(self):
-        from ..timecontrol import TimePolicy
+        from ..engine.timecontrol import TimePolicy
 
         return self.game.time_policy or TimePolicy()
 
@@ -257,7 +257,7 @@ class AnalyzeCommands:
         if work.num_legal() == 0:
             return work, None
         agent = self._network_agent()
-        from ..search import SearchLimits
+        from ..engine.search import SearchLimits
 
         seconds = self._policy().no_limit_seconds
         limits = SearchLimits(playouts=agent.playouts,
@@ -307,7 +307,7 @@ class AnalyzeCommands:
         return None if c is None else COLOUR[c]
 
     def _priors(self, colour: int | None):
-        from ..inference import priors
+        from ..net.inference import priors
 
         work, ev = self._network(colour)
         return work, priors(ev.policy_logits[0], work.legal_mask())
@@ -404,7 +404,7 @@ class AnalyzeCommands:
         channel = self.channel
         channel.write_partial("")
         if work.num_legal() > 0:
-            from ..search import SearchLimits
+            from ..engine.search import SearchLimits
 
             result = self._search(agent, work, SearchLimits(visits=UNLIMITED_VISITS),
                                   analysis=(flavour, req), stop=channel.input_pending)

@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import coords
-from ..coords import BLACK, WHITE  # not from board.py: no numba at start-up
-from ..timecontrol import TimeControl
+from ..engine.timecontrol import TimeControl
+from ..game import coords
+from ..game.coords import BLACK, WHITE  # not from board.py: no numba at start-up
 from . import clock as clocks
 from .engine import (
     CANNOT_LOAD_FILE,
@@ -106,7 +106,7 @@ class NoGoCommands:
     @property
     def board(self):
         if self._board is None:
-            from ..board import Board
+            from ..game.board import Board
 
             self._board = Board(self.size)
         return self._board
@@ -123,7 +123,7 @@ class NoGoCommands:
     def move_budget(self, colour: int):
         """The time manager's budget (``timecontrol.MoveBudget``) for ``colour``'s next move,
         from the time control, what is left on that colour's clock and the position."""
-        from ..timecontrol import NO_SOLVER, TimePolicy, plan_move
+        from ..engine.timecontrol import NO_SOLVER, TimePolicy, plan_move
 
         board = self.board
         state = self.clock.state("b" if colour == BLACK else "w")
@@ -226,7 +226,7 @@ class NoGoCommands:
             # On a clock, loading time is thinking time, but never below the emergency minimum
             # (policy + a tiny search): a cold start must not leave a 1-playout move. Without a
             # clock the search gets its whole time from when it is ready.
-            from ..timecontrol import TimePolicy
+            from ..engine.timecontrol import TimePolicy
 
             budget = budget.after(waited, floor=(self.time_policy or TimePolicy()).min_per_move)
         p = self._think(agent, work, budget)
@@ -265,7 +265,7 @@ class NoGoCommands:
         network player searches with the watchers' hooks and stops on a GoGui interrupt; an
         agent that cannot plan with a budget gets its planned seconds."""
         if agent.can_analyze:
-            from ..search import SearchHooks
+            from ..engine.search import SearchHooks
 
             hooks = self.watch(agent, work) if self.watch is not None else SearchHooks()
             hooks.stop = hooks.stop or self.channel.interrupted
@@ -293,7 +293,7 @@ class NoGoCommands:
         return "\n".join(lines)
 
     def cmd_final_score(self) -> str:
-        from ..sgf import result_of
+        from ..game.sgf import result_of
 
         result = result_of(self.board)
         if result is None:
@@ -307,7 +307,7 @@ class NoGoCommands:
     # -- game records ---------------------------------------------------------------------
     def cmd_loadsgf(self, filename: str, move_number: integer = None) -> None:
         """Load FILE; with n, the position before move n (moves 1..n-1 are played)."""
-        from .. import sgf
+        from ..game import sgf
 
         try:
             # Only regular files of sane size: never block on a FIFO or read /dev/zero.
@@ -326,7 +326,7 @@ class NoGoCommands:
         self.players = {"black": rec.black, "white": rec.white}
 
     def cmd_printsgf(self) -> str:
-        from .. import sgf
+        from ..game import sgf
 
         rec = sgf.record_of(self.board, setup=self.setup, first_to_move=self.first_to_move,
                             black=self.players["black"], white=self.players["white"])

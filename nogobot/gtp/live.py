@@ -98,7 +98,7 @@ def search_hooks(searcher, work, *, write_line: Callable[[str], None],
     """``search.SearchHooks`` for ``searcher``'s search of ``work``: GoGui graphics through
     ``gfx_write`` every ``gfx_interval`` seconds (None: off), analysis lines through
     ``write_line`` (``analysis`` = (flavour, request)), stopped by ``stop``."""
-    from ..search import SearchHooks
+    from ..engine.search import SearchHooks
 
     watchers = []
     if gfx_write is not None:

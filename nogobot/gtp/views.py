@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .. import coords
-from ..coords import BLACK, WHITE
+from ..game import coords
+from ..game.coords import BLACK, WHITE
 from .engine import GtpError, GtpSyntaxError, color, integer, number
 
 COLOUR = {"b": BLACK, "w": WHITE}
@@ -180,7 +180,9 @@ def tree_candidates(searcher, result) -> list[Candidate]:
 
 def _pv_after(t, node: int) -> list[int]:
     """The line after ``node``'s move (``mcts.principal_variation``), at most PV_LENGTH - 1."""
-    from ..mcts import principal_variation  # not at start-up: the referee copy never needs it
+    from ..engine.mcts import (
+        principal_variation,  # not at start-up: the referee copy never needs it
+    )
 
     return principal_variation(t, node, PV_LENGTH - 1)
 

@@ -1,6 +1,6 @@
 """The referee's clock: what to tell engines, and when a side has lost on time.
 
-What a time control is, and how a move is charged to it, belongs to ``nogobot.timecontrol`` (the
+What a time control is, and how a move is charged to it, belongs to ``nogobot.engine.timecontrol`` (the
 engine's time manager): ``RefereeTimeControl`` is that class plus two settings only the
 referee uses (``tolerance``, ``max_move``), and each side's clock is a ``timecontrol.ClockState``.
 The harness offers the controls GTP's ``time_settings`` can state (Canadian byo-yomi); a spec
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import timecontrol
+from ..engine import timecontrol
 
 GTP_KINDS = ("none", "absolute", "canadian", "per_move")  # what time_settings can state
 

@@ -28,7 +28,7 @@ import tarfile
 import threading
 from pathlib import Path
 
-from ..atomicio import write_atomic, write_tmp
+from ..core.atomicio import write_atomic, write_tmp
 
 GAMES = "games.sgf"
 LOG_ARCHIVE = "logs.tar.gz"

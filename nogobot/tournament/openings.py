@@ -25,7 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import coords
+from ..game import coords
 
 PACKAGE_SUITES = {"default": "nogo9-default.sgf", "9x9": "nogo9-default.sgf"}
 SUITE_DIR = Path(__file__).resolve().parent.parent / "openings"
@@ -55,7 +55,7 @@ def load_suite(path: str | Path, size: int) -> list[Opening]:
     by board.py; OpeningError (naming the file and game) otherwise."""
     from sgfmill import sgf, sgf_grammar
 
-    from ..board import Board
+    from ..game.board import Board
 
     path = Path(path)
     try:
@@ -121,7 +121,7 @@ def canonical(stones: np.ndarray, size: int) -> bytes:
 
 def random_opening(rng: np.random.Generator, size: int, plies: int) -> list[int] | None:
     """``plies`` uniformly random legal moves from the empty board (None if the game ends)."""
-    from ..board import Board
+    from ..game.board import Board
 
     board = Board(size)
     moves = []
@@ -145,7 +145,7 @@ class Candidate:
 def draw_candidates(rng: np.random.Generator, size: int, count: int, min_plies: int,
                     max_plies: int, seen: set[bytes], start: int = 0) -> list[Candidate]:
     """``count`` new positions, none alike (under symmetry) to each other or to ``seen``."""
-    from ..board import Board
+    from ..game.board import Board
 
     out: list[Candidate] = []
     tries = 0
@@ -230,9 +230,9 @@ def suite_sgf(openings: list[Candidate], size: int, made_by: str, prefix: str) -
 
 def analysis_evaluator(engine, size: int, visits: int
                        ) -> Callable[[list[list[str]]], list[float]]:
-    """``make_suite``'s ``evaluate`` on a ``nogobot.analysis.AnalysisEngine`` (one query per
+    """``make_suite``'s ``evaluate`` on a ``nogobot.analysis.engine.AnalysisEngine`` (one query per
     position, all searched at once; the win rate is the side to move's)."""
-    from ..analysis import analyse
+    from ..analysis.engine import analyse
 
     def evaluate(positions: list[list[str]]) -> list[float]:
         queries = [{"id": str(i), "boardXSize": size, "maxVisits": visits,

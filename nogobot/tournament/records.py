@@ -1,4 +1,4 @@
-"""Each finished game's SGF, written with nogobot.sgf plus the tournament's extra properties (a
+"""Each finished game's SGF, written with nogobot.game.sgf plus the tournament's extra properties (a
 match keeps them all in one collection, ``games.sgf``: folder.py).
 
 Root: players (PB/PW), result (RE, e.g. ``W+Time``), event (EV), game name (GN = game id), date
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from sgfmill import sgf as sgfmill
 
-from .. import coords, sgf
-from ..board import BLACK, WHITE
+from ..game import coords, sgf
+from ..game.board import BLACK, WHITE
 from .clock import RefereeTimeControl
 from .referee import GameResult
 

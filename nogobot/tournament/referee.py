@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import coords
-from ..board import BLACK, EMPTY, WHITE, Board
+from ..game import coords
+from ..game.board import BLACK, EMPTY, WHITE, Board
 from .clock import RefereeTimeControl, SideClock
 from .gtp_client import EngineError, EngineGarbage, EngineTimeout, GtpProcess
 

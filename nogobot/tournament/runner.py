@@ -50,13 +50,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
+from .display import LiveView, plot_standings, render_summary, summary_text
 from .folder import GAMES, GameCollection, pack_folder, pack_logs
 from .gtp_client import EngineError, GtpProcess
 from .openings import Opening
 from .records import game_sgf
 from .referee import EngineConfig, GameResult, Interrupted, Referee
-from .display import LiveView, plot_standings, render_summary, summary_text
 from .results import ResultsLog, compute_standings, summary_dict, two_engine_stats
 from .spec import TournamentSpec
 

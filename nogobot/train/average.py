@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..modelfile import ModelError, check_model, write_model
+from ..net.modelfile import ModelError, check_model, write_model
 
 
 class AverageError(ValueError):

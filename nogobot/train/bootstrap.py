@@ -27,8 +27,18 @@ import numpy as np
 import torch
 from numba import njit
 
-from ..board import BLACK, LAST, LAST2, META_LEN, NLEGAL_B, TO_MOVE, WHITE, play_stone, geometry
-from ..features import NUM_PLANES, fill_planes
+from ..game.board import (
+    BLACK,
+    LAST,
+    LAST2,
+    META_LEN,
+    NLEGAL_B,
+    TO_MOVE,
+    WHITE,
+    geometry,
+    play_stone,
+)
+from ..net.features import NUM_PLANES, fill_planes
 from .data import game_targets, training_batch
 from .export import export_net
 from .model import NetConfig, build_model, multitask_loss, save_checkpoint
@@ -196,8 +206,8 @@ def evaluate_losses(model, data: dict, size: int, batch: int = 256) -> dict:
 
 def play_policy_match(evaluator, opponent: str, size: int, games: int, seed: int) -> float:
     """Win rate of the net's raw policy (argmax over legal moves) vs 'random' or 'greedy'."""
-    from ..board import Board
-    from ..inference import priors
+    from ..game.board import Board
+    from ..net.inference import priors
 
     geo = geometry(size)
     rng = np.random.default_rng(seed)
@@ -332,7 +342,7 @@ def run(settings: BootstrapSettings) -> None:
     save_checkpoint(settings.checkpoint, model, training=training)
     # Strength of the raw policy (no search): export to a scratch file, measure, then export
     # for real with the figures in the sidecar.
-    from ..inference import OnnxEvaluator
+    from ..net.inference import OnnxEvaluator
 
     scratch = Path(settings.checkpoint).with_name(Path(settings.checkpoint).stem + "-scratch.onnx")
     export_net(model, scratch, training=training)

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import sgf
-from ..board import BLACK, WHITE
-from ..features import board_planes
+from ..game import sgf
+from ..game.board import BLACK, WHITE
+from ..net.features import board_planes
 
 BINS = 10
 BLACK_TO_MOVE_PLANE = 10  # features.py's "black to move": 1.0 everywhere when black is to move
@@ -445,7 +445,7 @@ def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
             batch: int = 256, players=(), fit_from=None) -> dict:
     """Read the records behind ``paths``, evaluate them with the model at ``model_path`` and
     return the whole measurement (``calibration`` plus what was measured and skipped)."""
-    from ..inference import load_evaluator
+    from ..net.inference import load_evaluator
 
     bands = tuple(bands) if bands else default_bands(size)
     phases(size * size, bands)  # a bad band stops here, before any network loads

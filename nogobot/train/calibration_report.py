@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 from .calibration import BINS
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 
 STATE_FILE = "state.yaml"
 

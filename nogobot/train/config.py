@@ -78,7 +78,7 @@ class SelfPlayConfig:
     concurrent_games: int = 1  # games per worker sharing each network call (GPU: 64-256)
     max_tree_mb: int = 16  # memory bound of each game's search tree
     use_solver: bool = True
-    # Gumbel AlphaZero's root for the full searches (nogobot.gumbel): m candidates sampled with
+    # Gumbel AlphaZero's root for the full searches (nogobot.engine.gumbel): m candidates sampled with
     # Gumbel noise, sequential halving, the improved policy as the target.
     gumbel: bool = False
     gumbel_m: int = 16

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..board import BLACK, WHITE
-from ..features import transform_planes, transform_policy
+from ..game.board import BLACK, WHITE
+from ..net.features import transform_planes, transform_policy
 
 KEYS = ("planes", "policy", "policy_weight", "aux", "value", "score", "dominion", "root_value")
 OPTIONAL = ("policy_weight", "root_value")  # older shards lack them: filled in by load_shard
@@ -102,7 +102,7 @@ def record_arrays(rec) -> dict | None:
 
     The winner is the side left without a legal move when the record ends there, else the
     record's RE[] (B+.../W+...); a record with neither is skipped (None)."""
-    from ..features import board_planes
+    from ..net.features import board_planes
 
     board = rec.board(upto=0)
     size = rec.size

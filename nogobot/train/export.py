@@ -23,10 +23,10 @@ import numpy as np
 import torch
 
 from .. import __version__
-from ..board import Board
-from ..features import FEATURE_VERSION, NUM_PLANES, boards_planes
-from ..inference import SIDECAR_FORMAT_VERSION
-from ..modelfile import write_model
+from ..game.board import Board
+from ..net.features import FEATURE_VERSION, NUM_PLANES, boards_planes
+from ..net.inference import SIDECAR_FORMAT_VERSION
+from ..net.modelfile import write_model
 from .model import EXPORT_OUTPUTS, ExportNet, NogoNet, load_checkpoint
 
 OPSET = 17
@@ -176,7 +176,7 @@ def export_net(net: NogoNet, out, training: dict | None = None, sizes=PARITY_SIZ
     if out.suffix != ".onnx":
         raise ExportError(f"{out}: the output file must end in .onnx")
     if net.cfg.feature_version != FEATURE_VERSION or net.cfg.input_planes != NUM_PLANES:
-        raise ExportError("the net's feature version / planes differ from nogobot.features")
+        raise ExportError("the net's feature version / planes differ from nogobot.net.features")
     training = dict(training or {})
     data = onnx_bytes(net, metadata={"feature_version": net.cfg.feature_version,
                                      "planes": net.cfg.input_planes, "name": out.stem})

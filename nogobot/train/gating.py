@@ -27,15 +27,15 @@ def search_speed_ratio(best, candidate, size: int, seconds: float = 6.0,
     shifts both members of a pair alike, cancels."""
     import statistics
 
-    from ..benchmarks import bench_positions
-    from ..inference import OnnxEvaluator
-    from ..search import Searcher, SearchLimits
+    from ..engine.search import Searcher, SearchLimits
+    from ..net.inference import OnnxEvaluator
+    from ..game.positions import sample_positions
     from .match import match_search_config
 
     cfg = match_search_config(use_solver=False)  # the solver would time proofs, not the nets
     evs = [OnnxEvaluator(str(best), device="cpu", threads=1),
            OnnxEvaluator(str(candidate), device="cpu", threads=1)]
-    positions = bench_positions(size)
+    positions = sample_positions(size)
 
     def rate(ev, board, seed: int, limits: SearchLimits) -> float:
         r = Searcher(ev, size, cfg, seed=seed).search(board, limits)

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 from .backend import LocalBackend
 from .config import ConfigError, TrainConfig
 from .gating import gating_result
@@ -58,8 +58,13 @@ class Progress:
         self._last = 0.0
         try:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RP,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RP
 
             console = Console(stderr=True)
             if console.is_terminal:

@@ -10,7 +10,7 @@ several players this way, spread over worker processes, and fits Bradley–Terry
 extended by later runs keeps one scale.
 ``play_match`` spreads one match's games over worker processes (a run's gating), each game seeded
 on its own by ``match_jobs``, so the games do not depend on the number of workers. The referee is
-``nogobot.board`` (the only owner of the rules): a player whose move is illegal loses the game
+``nogobot.game.board`` (the only owner of the rules): a player whose move is illegal loses the game
 at once.
 
 Players: ``NetPlayer`` (the batched MCTS with a fixed playout count, no noise; the first
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..board import BLACK, WHITE, Board
+from ..game.board import BLACK, WHITE, Board
 
 
 def match_search_config(use_solver: bool = True):
     """The search a ``NetPlayer`` runs (gating, ladders); equal-compute timing uses it too."""
-    from ..mcts import SearchConfig
+    from ..engine.mcts import SearchConfig
 
     return SearchConfig(batch_size=8, max_tree_mb=16, cache_entries=1 << 14,
                         use_solver=use_solver, rollout_weight=0.0)  # the nets, not rollouts
@@ -42,8 +42,8 @@ class NetPlayer:
     def __init__(self, model: str, size: int, playouts: int, temperature_moves: int = 0,
                  seed: int = 0, device: str = "cpu", threads: int = 1, name: str | None = None,
                  use_solver: bool = True):
-        from ..inference import OnnxEvaluator
-        from ..search import Searcher
+        from ..engine.search import Searcher
+        from ..net.inference import OnnxEvaluator
 
         dev = "cpu" if device == "cpu" else "auto"
         self.evaluator = OnnxEvaluator(model, device=dev, threads=threads)
@@ -54,7 +54,7 @@ class NetPlayer:
         self.name = name or str(model)
 
     def move(self, board: Board) -> int:
-        from ..search import SearchLimits
+        from ..engine.search import SearchLimits
 
         res = self.searcher.search(board, SearchLimits(playouts=self.playouts))
         if board.ply < self.temperature_moves and res.children and \
@@ -230,8 +230,8 @@ def run_jobs(fn, jobs: list, workers: int = 1):
     if workers <= 1:
         yield from map(fn, jobs)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
         for fut in as_completed([pool.submit(fn, job) for job in jobs]):

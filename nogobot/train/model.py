@@ -38,8 +38,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..atomicio import write_atomic
-from ..features import FEATURE_VERSION, LIBERTY_PLANES, NUM_PLANES
+from ..core.atomicio import write_atomic
+from ..net.features import FEATURE_VERSION, LIBERTY_PLANES, NUM_PLANES
 
 CHECKPOINT_FORMAT = "nogobot-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -282,7 +282,7 @@ def build_model(cfg: NetConfig) -> NogoNet:
 
 def save_checkpoint(path, model: NogoNet, training: dict | None = None,
                     optimizer: torch.optim.Optimizer | None = None) -> None:
-    """Write a self-describing checkpoint atomically (``nogobot.atomicio``)."""
+    """Write a self-describing checkpoint atomically (``nogobot.core.atomicio``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {

@@ -20,8 +20,8 @@ import os
 
 import numpy as np
 
-from ..board import LAST, LAST2, Board
-from ..patterns import PLACE, SLOT_MAP, PatternTable, position_codes, ring_table
+from ..agents.patterns import PLACE, SLOT_MAP, PatternTable, position_codes, ring_table
+from ..game.board import LAST, LAST2, Board
 
 
 def game_shards(paths, last_generations: int | None = None) -> list[str]:

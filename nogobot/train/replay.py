@@ -88,7 +88,7 @@ def load_games(path) -> tuple[list[dict], dict]:
 
     Returns (list of per-game arrays, summary counts). Unreadable/illegal records are skipped
     and counted."""
-    from .. import sgf
+    from ..game import sgf
 
     path = Path(path)
     if path.is_file():

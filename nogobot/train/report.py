@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 from .runfiles import read_csv
 
 

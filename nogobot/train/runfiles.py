@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..atomicio import write_atomic
+from ..core.atomicio import write_atomic
 
 
 def log(msg: str) -> None:

@@ -7,7 +7,7 @@ Shard arrays, one row per recorded position, everything from the side to move:
 ==============  =================  ====================================================
 key             dtype / shape      meaning
 ==============  =================  ====================================================
-planes          uint8 [n,C,N,N]    input planes (``nogobot.features``)
+planes          uint8 [n,C,N,N]    input planes (``nogobot.net.features``)
 policy          float16 [n,N*N]    visits (pruned when enabled), or the Gumbel improved policy
 policy_weight   float32 [n]        1 = full search (a policy target), 0 = fast search
 moves           int16 [n]          the move played
@@ -27,7 +27,7 @@ of the moves get a full search and are policy targets, the others a fast search 
 with ``policy_weight`` 0) and **policy target pruning** (KataGo: visits that PUCT would not have
 given a non-best child without exploration are removed from its target).
 
-**Gumbel root** (``selfplay.gumbel``; Danihelka et al. 2022, ``nogobot.gumbel``): the full
+**Gumbel root** (``selfplay.gumbel``; Danihelka et al. 2022, ``nogobot.engine.gumbel``): the full
 searches sample their candidate moves with Gumbel noise and spend their playouts by sequential
 halving; the move played is the plan's, the policy target the improved policy softmax(logit +
 σ(completed Q)) rather than visit counts, so that 16–64 playouts a move still teach a policy.
@@ -53,12 +53,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import sgf
-from ..atomicio import write_atomic
-from ..board import Board
-from ..features import board_planes
-from ..gumbel import GumbelRoot, GumbelSettings, improved_policy
-from ..mcts import SearchConfig
+from ..core.atomicio import write_atomic
+from ..engine.gumbel import GumbelRoot, GumbelSettings, improved_policy
+from ..engine.mcts import SearchConfig
+from ..game import sgf
+from ..game.board import Board
+from ..net.features import board_planes
 from .config import SelfPlayConfig
 
 
@@ -150,7 +150,7 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
 def play_selfplay_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
                        name: str = "nogobot") -> GameData:
     """One self-play game with ``searcher`` (a ``search.Searcher``); returns its shard data."""
-    from ..inference import run_search
+    from ..net.inference import run_search
 
     return run_search(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
 
@@ -159,7 +159,7 @@ def play_game_steps(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Gene
                     name: str = "nogobot"):
     """``play_selfplay_game`` as a generator: yields the planes of each network batch, expects the
     ``Evaluation`` sent back, returns the ``GameData`` (see ``Searcher.search_steps``)."""
-    from ..search import SearchLimits
+    from ..engine.search import SearchLimits
 
     game = GameRecorder(size)
     board = Board(size)
@@ -285,8 +285,8 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
     positions: what keeps a GPU busy), and each game gets its slice of the result.
     ``finished(stem, game)`` is called as games end; an error in a game is raised. With
     concurrent_games = 1 this is exactly the sequential loop."""
-    from ..inference import BatchedSearches
-    from ..search import Searcher
+    from ..engine.search import Searcher
+    from ..net.inference import BatchedSearches
 
     slots = max(1, min(sp.concurrent_games, len(stems)))
     searchers = [Searcher(evaluator, size, search_config(sp), seed=seed + 7919 * k)

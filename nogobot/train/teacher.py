@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import sgf
 from ..agents.rave import RaveAgent
-from ..board import BLACK, Board
+from ..game import sgf
+from ..game.board import BLACK, Board
 from .selfplay import GameData, GameRecorder, run_pool, write_shard
 
 TEACHER = "rave"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..inference import Evaluation, Evaluator, OnnxEvaluator, UniformEvaluator, check_planes
+from ..net.inference import Evaluation, Evaluator, OnnxEvaluator, UniformEvaluator, check_planes
 
 PARITY_TOLERANCE = 2e-3  # float32 GPU kernels (TF32 off) against CPU onnxruntime
 GPU_PROVIDERS = {"CUDAExecutionProvider", "TensorrtExecutionProvider"}
@@ -86,7 +86,7 @@ class TorchEvaluator(Evaluator):
     def check_against(self, onnx_path, size: int = 9, positions: int = 8) -> float:
         """Largest output difference to ``onnx_path`` on random legal positions; raises
         ValueError naming both files when they are not the same net."""
-        from ..features import boards_planes
+        from ..net.features import boards_planes
         from .export import random_positions
 
         planes = boards_planes(random_positions(size, positions, np.random.default_rng(0)))

@@ -42,8 +42,8 @@ def bench_rules(size: int = 9, seconds: float = 3.0, repeats: int = 5) -> dict:
     """Print and return random playouts/s: incremental kernels vs naive flood-fill scans."""
     import numba
 
-    from .board import Board, random_playouts
-    from .naive_rules import naive_random_playouts
+    from ..game.board import Board, random_playouts
+    from ..game.naive_rules import naive_random_playouts
 
     numba.set_num_threads(1)
     board = Board(size)
@@ -75,8 +75,8 @@ def _rave_game_rate(size: int, move_seconds: float, seed: int) -> tuple[float, i
     """rave's simulations/s over one self-play game at ``move_seconds`` a move, as its log
     counts them in play: every simulation of the moves it searched over their time (the moves
     the solver or a win at once answered run none). Returns (rate, plies)."""
-    from .agents.rave import RaveAgent
-    from .board import Board
+    from ..agents.rave import RaveAgent
+    from ..game.board import Board
 
     agent = RaveAgent(seconds=move_seconds, seed=seed, warmup=False)
     board = Board(size)
@@ -100,10 +100,10 @@ def bench_rave(size: int = 9, seconds: float = 2.0, repeats: int = 5,
 
     import numba
 
-    from .agents.rave import RaveAgent
-    from .agents.rollout import RolloutAgent
-    from .board import Board
-    from .playout import rollout_scratch, rollout_value
+    from ..agents.rave import RaveAgent
+    from ..agents.rollout import RolloutAgent
+    from ..engine.playout import rollout_scratch, rollout_value
+    from ..game.board import Board
 
     numba.set_num_threads(1)
     board = Board(size)
@@ -148,24 +148,6 @@ def bench_rave(size: int = 9, seconds: float = 2.0, repeats: int = 5,
             "policy_rollouts_per_s": roll_rate, "rollout_per_s": uct_rate}
 
 
-def bench_positions(size: int, count: int = 4) -> list:
-    """Fixed positions: the empty board and a seeded random game after ~1/8, 1/4, 3/8 of the
-    board is filled (openings and middle games, where the search spends its time). Public:
-    training's equal-compute gating (train.loop) times searches on these same positions."""
-    import numpy as np
-
-    from .board import Board
-
-    rng = np.random.default_rng(20261121)
-    boards = [Board(size)]
-    game = Board(size)
-    for k in range(1, count):
-        while game.ply < k * size * size // 8 and not game.is_terminal():
-            game.play(int(rng.choice(game.legal_moves())))
-        boards.append(game.copy())
-    return boards
-
-
 def _peak_rss_mb() -> float:
     import resource
 
@@ -178,13 +160,15 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
     """Search playouts/s beside the raw network evaluations/s at the same batch size."""
     import numpy as np
 
-    from .features import boards_planes
-    from .inference import load_evaluator
-    from .mcts import SearchConfig, Tree
-    from .search import Searcher, SearchLimits
+    from ..engine.mcts import SearchConfig, Tree
+    from ..engine.search import Searcher, SearchLimits
+    from ..net.features import boards_planes
+    from ..net.inference import load_evaluator
 
     evaluator = load_evaluator(model, device=device, threads=threads)
-    positions = bench_positions(size)
+    from ..game.positions import sample_positions
+
+    positions = sample_positions(size)
     print(f"nogobot bench search: {evaluator.describe()}, batch {batch}, {size}x{size}, "
           f"{seconds:g} s per position ({machine_line()})")
 
@@ -250,10 +234,10 @@ def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2
     (outside the engine, zero tolerance): share of the clock used and the least time left."""
     from pathlib import Path
 
-    from .board import BLACK, WHITE
-    from .tournament.clock import RefereeTimeControl
-    from .tournament.referee import EngineConfig, Referee
-    from .tournament.spec import resolve_argv
+    from ..game.board import BLACK, WHITE
+    from ..tournament.clock import RefereeTimeControl
+    from ..tournament.referee import EngineConfig, Referee
+    from ..tournament.spec import resolve_argv
 
     tc = (RefereeTimeControl.per_move(per_move, tolerance=0.0) if per_move
           else RefereeTimeControl.sudden_death(main, tolerance=0.0))
@@ -302,7 +286,7 @@ def _analysis_positions(size: int, count: int, seed: int) -> list[list[tuple[int
     neither engine gets a reused tree or a cache of a previous position."""
     import numpy as np
 
-    from .board import Board
+    from ..game.board import Board
 
     rng = np.random.default_rng(seed)
     out = []
@@ -330,8 +314,8 @@ def bench_analysis(positions: int = 200, visits: int = 100, model: str | None = 
     import subprocess
     import sys
 
-    from . import coords
-    from .tournament.gtp_client import GtpProcess
+    from ..game import coords
+    from ..tournament.gtp_client import GtpProcess
 
     games = _analysis_positions(size, positions, seed)
     common = (["--model", model] if model else []) + \

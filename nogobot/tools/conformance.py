@@ -41,8 +41,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .packagedata import data_dir
-from .tournament.gtp_client import EngineError, GtpProcess, Response
+from ..core.packagedata import data_dir
+from ..tournament.gtp_client import EngineError, GtpProcess, Response
 
 DEFAULT_TIMEOUT = 30.0
 # The checkout's gtp_conformance/, or the package data of an installed wheel.
@@ -282,7 +282,7 @@ def framing_checks(argv: list[str], env: dict[str, str] | None,
 def default_engine() -> tuple[list[str], dict[str, str]]:
     """This interpreter running ``-m nogobot gtp``, importable from any working directory."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                 else "")
     # A small fixed search keeps a full run quick; the protocol does not depend on strength.

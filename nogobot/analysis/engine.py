@@ -25,10 +25,20 @@ import traceback
 from collections import deque
 from typing import Any, Callable
 
-from . import __version__
-from .analysis_protocol import (DEFAULT_VISITS, REPORT_AS, JsonWriter, Query, QueryError, Task,
-                                add_root_outputs, answer_fields, check_action, parse_query,
-                                positions)
+from .. import __version__
+from .protocol import (
+    DEFAULT_VISITS,
+    REPORT_AS,
+    JsonWriter,
+    Query,
+    QueryError,
+    Task,
+    add_root_outputs,
+    answer_fields,
+    check_action,
+    parse_query,
+    positions,
+)
 
 _EOF = object()
 
@@ -42,7 +52,7 @@ class AnalysisEngine:
     def __init__(self, evaluator, *, config=None, concurrency: int = 16,
                  visits: int = DEFAULT_VISITS, report_as: str = "sidetomove",
                  pipeline: bool = True, log: Callable[[str], None] | None = None):
-        from .mcts import SearchConfig
+        from ..engine.mcts import SearchConfig
 
         if report_as not in REPORT_AS:
             raise ValueError(f"report_as must be one of {REPORT_AS}, not {report_as!r}")
@@ -128,7 +138,7 @@ class AnalysisEngine:
         the tree work overlaps the network's. With ``pipeline`` off, one lane and one thread."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from .inference import BatchedSearches
+        from ..net.inference import BatchedSearches
 
         pending: deque[Task] = deque()
         lanes = [BatchedSearches(self.evaluator), BatchedSearches(self.evaluator)]
@@ -183,9 +193,9 @@ class AnalysisEngine:
     def _searcher(self, size: int):
         """An idle searcher for ``size`` with a fresh tree: its own tree and buffers, the size's
         shared cache and the shared solver table."""
-        from .mcts import EvalCache
-        from .search import Searcher
-        from .solver import Solver
+        from ..engine.mcts import EvalCache
+        from ..engine.search import Searcher
+        from ..engine.solver import Solver
 
         idle = self._idle.setdefault(size, [])
         if idle:
@@ -227,8 +237,8 @@ class AnalysisEngine:
         returning its answer fields. The network's output for the root itself (ownership,
         policy) is taken from the search's first batch when the root is evaluated there;
         otherwise (a cached or solved root) one extra row is asked for."""
-        from .features import board_planes
-        from .search import SearchLimits
+        from ..engine.search import SearchLimits
+        from ..net.features import board_planes
 
         board, q = task.board, task.query
         need_root = q.ownership or q.policy
@@ -358,8 +368,8 @@ def main(build: Callable[[], AnalysisEngine], quiet: bool = False) -> int:
 
 def warm_up(evaluator, config=None, size: int = 9) -> None:
     """Compile (or load) numba's kernels and touch the network before the first query."""
-    from .board import Board
-    from .search import Searcher, SearchLimits
+    from ..engine.search import Searcher, SearchLimits
+    from ..game.board import Board
 
     Searcher(evaluator, size, config).search(Board(size), SearchLimits(playouts=32))
 

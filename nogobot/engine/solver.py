@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
+from ..game.board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
 from .timecontrol import SolverZones
 
 SOLVER_MAX_EMPTY = 28  # the search tries the solver, within its budget, at or below this

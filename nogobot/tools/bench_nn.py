@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from .board import Board
-from .features import boards_planes
-from .inference import OnnxEvaluator, UniformEvaluator, default_model_path
+from ..game.board import Board
+from ..net.features import boards_planes
+from ..net.inference import OnnxEvaluator, UniformEvaluator, default_model_path
 
 BATCHES = (1, 8, 32, 128, 256)
 

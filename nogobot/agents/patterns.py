@@ -3,7 +3,7 @@
 What this module owns: the pattern code of a move (``move_code``), its canonical form under the
 board's eight symmetries, the ring geometry it reads, and the pattern table (``PatternTable``:
 sorted canonical codes and their weights, a lookup in numba). Fitting a table from games is
-``train/patterns.py``'s job; the shipped table is ``nogobot/rave-patterns.npz``.
+``train/patterns.py``'s job; the shipped table is ``nogobot/agents/rave-patterns.npz``.
 
 A move p for colour c (o the opponent) is described by the eight points around it, read as a
 ring clockwise from the north-west (NW, N, NE, E, SE, S, SW, W), and by p's own legality:
@@ -32,8 +32,8 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from .atomicio import write_atomic
-from .board import liberty_count
+from ..core.atomicio import write_atomic
+from ..game.board import liberty_count
 
 RING = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))
 RADIX = np.array([4, 11, 4, 11, 4, 11, 4, 11], dtype=np.int64)
@@ -164,6 +164,6 @@ class PatternTable:
 
 @lru_cache(maxsize=1)
 def default_table() -> PatternTable:
-    """The shipped table (``nogobot/rave-patterns.npz``)."""
+    """The shipped table (``nogobot/agents/rave-patterns.npz``)."""
     from importlib.resources import files
-    return PatternTable.load(files("nogobot") / "rave-patterns.npz")
+    return PatternTable.load(files("nogobot.agents") / "rave-patterns.npz")

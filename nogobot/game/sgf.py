@@ -20,7 +20,8 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from . import __version__, coords
+from .. import __version__
+from . import coords
 from .coords import BLACK, WHITE  # not from board.py, which is imported lazily
 
 _COLOUR_OF = {"b": BLACK, "w": WHITE}

@@ -4,7 +4,7 @@ one driver that feeds searches to it (``BatchedSearches``, ``run_search``).
 Never imports torch or ``nogobot.train``: the bot runs on numpy + numba + onnxruntime alone.
 
 Contract (docs/engine.md, "The network"): ``evaluate(planes)`` takes float32 [B, C, H, W] planes
-from ``nogobot.features`` and returns an ``Evaluation``:
+from ``nogobot.net.features`` and returns an ``Evaluation``:
 
 * ``policy_logits`` float32 [B, H*W], raw logits, illegal moves NOT masked (use ``priors``);
 * ``value``         float32 [B], probability that the side to move wins;
@@ -43,14 +43,14 @@ import contextlib
 import os
 import sys
 import warnings
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from .features import FEATURE_VERSION, NUM_PLANES, boards_planes
-from .modelfile import (  # noqa: F401 -- re-exported: the model files' checks live there
+from .modelfile import (
     DEFAULT_MODEL_NAME,
     KNOWN_SIDECAR_FORMATS,
     OUTPUT_NAMES,

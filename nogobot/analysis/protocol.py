@@ -72,8 +72,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import coords
-from .coords import BLACK, WHITE
+from ..game import coords
+from ..game.coords import BLACK, WHITE
 
 DEFAULT_VISITS = 500
 DEFAULT_PV_LEN = 15
@@ -175,7 +175,7 @@ def _flag(obj: dict, key: str) -> bool:
 
 def parse_query(obj: dict, default_visits: int = DEFAULT_VISITS) -> Query:
     """A query object (with an ``id``, no ``action``) -> Query, or QueryError naming the field."""
-    from .sgf import GameRecord, SgfError
+    from ..game.sgf import GameRecord, SgfError
 
     for key in ("moves", "boardXSize"):
         if key not in obj:
@@ -284,7 +284,7 @@ def flips(report_as: str, to_move: int) -> bool:
 def answer_fields(task: Task, searcher, result, report_as: str) -> dict:
     """``moveInfos`` and ``rootInfo`` of a finished search (read before the searcher is
     reused: the tree is still the one searched)."""
-    from .gtp import views
+    from ..gtp import views
 
     board, size = task.board, task.board.size
     flip = flips(report_as, board.to_move)
@@ -319,7 +319,7 @@ def answer_fields(task: Task, searcher, result, report_as: str) -> dict:
 def add_root_outputs(answer: dict, task: Task, root_ev, report_as: str) -> None:
     """The network's own output for the root (``ownership``, ``policy``, and ``rawWinrate``
     when the search had none) added to ``answer``; ``root_ev`` is the root's evaluation row."""
-    from .inference import priors
+    from ..net.inference import priors
 
     board = task.board
     sign = -1.0 if flips(report_as, board.to_move) else 1.0

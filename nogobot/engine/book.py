@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import coords
-from .atomicio import write_atomic
-from .coords import BLACK
+from ..core.atomicio import write_atomic
+from ..game import coords
+from ..game.coords import BLACK
 
 # numpy, the board and the symmetries (``features``) load when a position is looked up, not when
 # the file is read: the GTP engine reads its book before it answers `name`, and must answer at
@@ -35,7 +35,7 @@ from .coords import BLACK
 if TYPE_CHECKING:
     import numpy as np
 
-    from .board import Board
+    from ..game.board import Board
 
 BOOK_FORMAT = 1
 _STONE_CHARS = ".XO"  # empty, black, white (the board's stone codes 0, 1, 2)
@@ -48,7 +48,7 @@ class BookError(ValueError):
 def canonical(board: Board) -> tuple[str, int]:
     """(key, k): the position's key and the symmetry k that maps the board onto the key's
     frame (``features.transform_policy``'s k)."""
-    from .features import NUM_SYMMETRIES, symmetry_permutation
+    from ..net.features import NUM_SYMMETRIES, symmetry_permutation
 
     best, best_k = None, 0
     stones = board.stones
@@ -83,7 +83,7 @@ class OpeningBook:
         position is not in the book, or the stored move is not legal there)."""
         if board.size != self.size:
             return None
-        from .features import symmetry_permutation
+        from ..net.features import symmetry_permutation
 
         key, k = canonical(board)
         e = self.entries.get(key)
@@ -96,7 +96,7 @@ class OpeningBook:
 
     def add(self, board: Board, move: int, visits: int, winrate: float) -> None:
         """Store ``move`` (in the board's frame) for ``board``'s position."""
-        from .features import transform_point
+        from ..net.features import transform_point
 
         key, k = canonical(board)
         self.entries[key] = BookEntry(transform_point(move, board.size, k), int(visits),
@@ -214,7 +214,7 @@ def book_positions(search: Callable[[Board], tuple[int, int, float]],
             on_position(board, entry, fresh)
         return entry.move
 
-    from .board import Board
+    from ..game.board import Board
 
     # The engine as black answers at even plies, as white at odd plies: follow its own move,
     # branch over the opponent's.
@@ -264,9 +264,9 @@ def build_book(out, model_path: str | None, size: int = 9, plies: int = 4, width
     ``model_path``: ``playouts`` a position, ``search`` the ``mcts.SearchConfig`` settings (the
     engine's defaults otherwise: hybrid rollouts and the solver). The file is rewritten after
     every searched position."""
-    from .board import Board
-    from .features import board_planes
-    from .inference import load_evaluator, priors
+    from ..game.board import Board
+    from ..net.features import board_planes
+    from ..net.inference import load_evaluator, priors
     from .mcts import SearchConfig
     from .search import Searcher, SearchLimits
 

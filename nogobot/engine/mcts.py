@@ -37,8 +37,16 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import HASH, NLEGAL_B, TO_MOVE, copy_into, copy_rows_into, play_stone, random_playout
-from .features import NUM_PLANES, fill_planes
+from ..game.board import (
+    HASH,
+    NLEGAL_B,
+    TO_MOVE,
+    copy_into,
+    copy_rows_into,
+    play_stone,
+    random_playout,
+)
+from ..net.features import NUM_PLANES, fill_planes
 from .playout import policy_rollout
 
 # Tree field indices in the int64 "info" array: nodes in use, "full" flag, edges in use.

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomicio import write_atomic
+from ..core.atomicio import write_atomic
 
 # A move's line in a ``nogobot gtp`` log; the clock left and its kind ("main" for main time)
 # follow (groups 6 and 7).
@@ -54,7 +54,7 @@ class TimeSeries:
 def aggregate(folder: str | Path) -> TimeSeries:
     """Mean seconds per move number of each engine over a tournament's SGFs ("colours" of the
     result are the engine names)."""
-    from .tournament.folder import read_games  # games.sgf, or the older sgf/*.sgf
+    from ..tournament.folder import read_games  # games.sgf, or the older sgf/*.sgf
 
     folder = Path(folder)
     files = read_games(folder)
@@ -169,7 +169,7 @@ def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
     ValueError (naming the path) when there is none."""
     import json
 
-    from .tournament.folder import read_log
+    from ..tournament.folder import read_log
 
     path = Path(path)
     found: list[tuple[str, ClockUse]] = []

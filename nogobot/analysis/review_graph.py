@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from .atomicio import write_atomic
-from .coords import BLACK, WHITE
+from ..core.atomicio import write_atomic
+from ..game.coords import BLACK, WHITE
 from .review import LETTER, NAME, GameReview
 
 LABELLED = 5  # mistakes labelled on the graph

@@ -24,5 +24,5 @@ def data_dir(name: str, probe: str) -> Path:
     packaged = Path(str(resources.files("nogobot").joinpath(name)))
     if packaged.is_dir() and any(packaged.glob(probe)):
         return packaged
-    checkout = Path(__file__).resolve().parent.parent / name
+    checkout = Path(__file__).resolve().parents[2] / name
     return checkout if checkout.is_dir() else packaged

@@ -32,9 +32,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import coords, sgf
-from .coords import BLACK, WHITE
-from .atomicio import write_atomic
+from ..core.atomicio import write_atomic
+from ..game import coords, sgf
+from ..game.coords import BLACK, WHITE
 
 NAME = {BLACK: "Black", WHITE: "White"}
 LETTER = {BLACK: "B", WHITE: "W"}
@@ -109,7 +109,7 @@ def collect(inputs: list[str]) -> list[Path | CollectedGame]:
     """Games from the arguments: files as given (each game of a collection on its own); a
     folder contributes its ``games.sgf`` (a ``nogobot tournament`` results folder), its
     ``sgf/*.sgf`` (older results folders) or else its ``*.sgf``."""
-    from .tournament.folder import read_games, split_collection
+    from ..tournament.folder import read_games, split_collection
 
     out: list[Path | CollectedGame] = []
     for item in inputs:
@@ -357,7 +357,7 @@ def review_games(paths: list[Path], engine, out_dir: str | Path, *, visits: int,
     the picture by ``draw(review, STEM.png)`` when given (``review_graph.plot``);
     ``on_position`` is called per answered position, ``on_game(review, summary)`` per game.
     Unreadable games are skipped with a message on ``log``."""
-    from .analysis import analyse
+    from .engine import analyse
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -438,8 +438,14 @@ class ProgressBar:
         self._stderr = sys.stderr
         try:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
         except ImportError:
             return
         console = Console(stderr=True)

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import coords, mcts
-from .board import Board
-from .inference import run_search
+from ..game import coords
+from ..game.board import Board
+from ..net.inference import run_search
+from . import mcts
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
 from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
@@ -103,7 +104,7 @@ class Searcher:
         """``cache`` and ``solver`` may be shared with other searchers of this board size
         (analysis: every query's searcher; positions that recur cost no network call); by
         default the searcher has its own (a solver only when ``config.use_solver``)."""
-        from .board import geometry
+        from ..game.board import geometry
 
         self.evaluator = evaluator
         self.config = config or SearchConfig()

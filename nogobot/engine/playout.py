@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import (
+from ..game.board import (
     BLACK,
     EMPTY,
     NLEGAL_B,

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import yaml
 
-from .atomicio import write_tmp
-from .packagedata import data_dir
+from ..core.atomicio import write_tmp
+from ..core.packagedata import data_dir
 
 FEATURE_VERSION = 1
 NUM_PLANES = 12

@@ -14,12 +14,12 @@ import sys
 import threading
 from collections.abc import Callable
 
-from . import coords
-from .agents import Agent
-from .board import Board
+from ..game import coords
+from ..game.board import Board
+from .agent import Agent
 from .book import OpeningBook
 from .mcts import SearchConfig
-from .search import SearchHooks, SearchLimits, SearchProgress, SearchResult, Searcher
+from .search import Searcher, SearchHooks, SearchLimits, SearchProgress, SearchResult
 from .solver import SOLVER_ZONES
 from .timecontrol import NO_SOLVER, SolverZones
 
@@ -76,7 +76,7 @@ class MCTSAgent(Agent):
             return False
         if ev.path is None or ev.on_gpu:
             raise ValueError("only a CPU onnx network has a thread count")
-        from .inference import OnnxEvaluator
+        from ..net.inference import OnnxEvaluator
 
         self.evaluator = OnnxEvaluator(ev.path, device="cpu", threads=threads)
         if self._searcher is not None:

@@ -93,7 +93,7 @@ def ensure_kernel_cache(package_dir: Path | None = None,
     already imported gets its config updated too."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    package_dir = package_dir or Path(__file__).resolve().parent
+    package_dir = package_dir or Path(__file__).resolve().parent.parent
     if _writable_dir(package_dir / "__pycache__"):
         return None
     candidates = _user_cache_dirs() if candidates is None else candidates
@@ -145,7 +145,7 @@ def drop_stale_kernels(package_dir: Path | None = None) -> bool:
     changed since the last check (module docstring); True when it dropped them. The check
     stats the package's files and reads only those changed. A cache folder that cannot be
     written is left as it is."""
-    package_dir = package_dir or Path(__file__).resolve().parent
+    package_dir = package_dir or Path(__file__).resolve().parent.parent
     try:
         stamp_path = _cache_folder(package_dir) / STAMP_NAME
         try:
@@ -176,19 +176,20 @@ def drop_stale_kernels(package_dir: Path | None = None) -> bool:
 
 def _entry_kernels(kind: str) -> list:
     """The numba dispatchers whose cache entries show whether ``kind`` is compiled."""
-    from . import board
+    from ..game import board
 
     kernels = [board.play_stone]  # the entry points called from Python (callees come with them)
     if kind == "search":
-        from . import features, mcts
+        from ..engine import mcts
+        from ..net import features
 
         kernels += [features.fill_planes, mcts.select_batch, mcts.expand_and_backup]
     elif kind == "later":
-        from . import mcts, solver
+        from ..engine import mcts, solver
 
         kernels += [mcts.reroot, solver.solve_root, solver.order_root]
     elif kind == "agents":
-        from .agents import alphabeta, rave_kernels, rollout
+        from ..agents import alphabeta, rave_kernels, rollout
 
         kernels += [rollout.uct_batch, alphabeta.search_root, rave_kernels.rave_batch,
                     rave_kernels.compact_subtree]
@@ -229,7 +230,7 @@ def announce(log: Callable[[str], None] | None = None) -> None:
 
 
 def _run_rules() -> None:
-    from .board import Board
+    from ..game.board import Board
 
     b = Board(9)
     for _ in range(6):
@@ -240,18 +241,18 @@ def _run_rules() -> None:
 
 
 def _searcher():
-    from .inference import UniformEvaluator
-    from .mcts import SearchConfig
-    from .search import Searcher
+    from ..engine.mcts import SearchConfig
+    from ..engine.search import Searcher
+    from ..net.inference import UniformEvaluator
 
     return Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=4, max_tree_mb=4), seed=0)
 
 
 def _run_search() -> None:
     """A tiny search: the kernels of a first move (rules, features, select, expand)."""
-    from .board import Board
-    from .features import boards_planes
-    from .search import SearchLimits
+    from ..engine.search import SearchLimits
+    from ..game.board import Board
+    from ..net.features import boards_planes
 
     boards_planes([Board(9)])
     _searcher().search(Board(9), SearchLimits(playouts=32))
@@ -261,8 +262,8 @@ def _run_later() -> None:
     """The kernels a first move does not need: tree reuse (reroot), the endgame solver."""
     import numpy as np
 
-    from .board import Board
-    from .search import SearchLimits
+    from ..engine.search import SearchLimits
+    from ..game.board import Board
 
     s, b = _searcher(), Board(9)
     b.play(s.search(b, SearchLimits(playouts=32)).move)
@@ -278,8 +279,8 @@ def _run_later() -> None:
 
 
 def _run_agents() -> None:
-    from .agents.registry import make_agent
-    from .board import Board
+    from ..agents.registry import make_agent
+    from ..game.board import Board
 
     for name, opts in (("rollout", {"playouts": 50}), ("alphabeta", {"depth": 2}),
                        ("rave", {"playouts": 50})):

@@ -38,10 +38,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import BLACK, EMPTY, LAST, LAST2, TO_MOVE, Board, liberty_count
+from ..game.board import BLACK, EMPTY, LAST, LAST2, TO_MOVE, Board, liberty_count
 
 # The contract's two numbers live in modelfile.py, which checks model files without numba.
 from .modelfile import FEATURE_VERSION, NUM_PLANES  # noqa: E402
+
 PLANE_NAMES = (
     "own_stones", "opp_stones", "own_legal", "opp_legal",
     "own_lib1", "own_lib2", "opp_lib1", "opp_lib2",
