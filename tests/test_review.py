@@ -21,7 +21,8 @@ import pytest
 from conftest import ROOT
 from exact_evaluator import ExactEvaluator
 
-from nogobot.analysis.engine import AnalysisEngine, review, review_graph
+from nogobot.analysis import review, review_graph
+from nogobot.analysis.engine import AnalysisEngine
 from nogobot.engine.solver import WIN, Solver
 from nogobot.game import coords, sgf
 from nogobot.game.board import BLACK, WHITE, Board

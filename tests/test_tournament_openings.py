@@ -19,7 +19,7 @@ from rich.console import Console
 from sgfmill import sgf as sgfmill
 from sgfmill import sgf_grammar
 
-from nogobot.analysis.engine import review
+from nogobot.analysis import review
 from nogobot.game import coords
 from nogobot.game.board import Board
 from nogobot.tools import timeplot
