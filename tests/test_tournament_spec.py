@@ -36,7 +36,7 @@ def write(tmp_path, text, name="spec.yaml"):
     return p
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "tournaments").glob("*.yaml")), ids=str)
+@pytest.mark.parametrize("path", sorted((ROOT / "tournaments").rglob("*.yaml")), ids=str)
 def test_shipped_specs_load(path):
     spec = load_spec(path)
     assert len(spec.engines) >= 2 and spec.pairings()

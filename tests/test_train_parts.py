@@ -308,7 +308,7 @@ def test_ladder_merge_adds_wins_by_label_and_refits_elo(tmp_path):
     with pytest.raises(ValueError, match="anchor 'z'"):
         merge_ladders([("1.json", first)], anchor="z")
 
-    ledger = Path(__file__).resolve().parents[1] / "tournaments" / "ledger-results"
+    ledger = Path(__file__).resolve().parents[1] / "tournaments" / "ledger" / "ladder-200"
     older = ledger / "ladder-200-sp1-gen95" / "ladder.json"
     newer = ledger / "ladder-200-sp4-gen142" / "ladder-sp4-gen142.json"
     merged = json.loads((ledger / "ladder-200-sp4-gen142" / "ladder-merged.json").read_text())

@@ -188,8 +188,8 @@ def tournament_group() -> None:
 @click.option("--jobs", "-j", default=None, type=click.IntRange(min=1),
               help="Games in parallel (default: the spec's jobs, else 1).")
 @click.option("--out", default=None, type=click.Path(file_okay=False),
-              help="Results directory (default tournaments/results/<spec name>); rerun with "
-                   "the same one to resume.")
+              help="Results directory (default: the spec's `results:`, else "
+                   "tournaments/results/<spec name>); rerun with the same one to resume.")
 @click.option("--games", default=None, type=click.IntRange(min=1),
               help="Games per pairing (overrides the spec); with an SPRT, the most to play.")
 @click.option("--sprt", default=None, metavar="elo0=E0 elo1=E1 [alpha=A beta=B model=M]",

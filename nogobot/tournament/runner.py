@@ -27,7 +27,7 @@ Design decisions:
   ``nogobot.cluster.RayGames`` (each game on a cluster node that reserved its cores; the record
   then names the node). Recording, resume and the summary stay here.
 
-Output directory (default ``tournaments/results/<spec name>/``): ``results.jsonl``, ``games.sgf``
+Output directory (the spec's ``results:``, else ``tournaments/results/<spec name>/``): ``results.jsonl``, ``games.sgf``
 (every game, one SGF collection), ``logs.tar.gz`` (engine stderr; ``logs/`` while games run),
 ``standings.txt``, ``summary.json`` and, with ``--plot``, ``standings.png`` (folder.py).
 """
@@ -51,6 +51,7 @@ from rich.console import Console
 from rich.live import Live
 
 from ..core.atomicio import write_atomic
+from . import netfiles
 from .display import LiveView, plot_standings, render_summary, summary_text
 from .folder import GAMES, GameCollection, pack_folder, pack_logs
 from .gtp_client import EngineError, GtpProcess
@@ -109,6 +110,9 @@ def schedule(spec: TournamentSpec, games: int) -> list[GameTask]:
 
 
 def default_out(spec: TournamentSpec) -> Path:
+    """The folder the spec names (``results:``), else ``tournaments/results/<name>/``."""
+    if spec.results is not None:
+        return Path(spec.results)
     return Path("tournaments") / "results" / spec.name
 
 
@@ -186,7 +190,8 @@ class LocalGames:
 
 def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) -> None:
     """Refuse to mix results of a different engine command, clock, board size or opening suite
-    into this run."""
+    into this run. Commands are compared word for word, but for the nets and books they name,
+    compared by content (netfiles): a net that moved with the same bytes resumes."""
     for r in records:
         if "key" in r:
             op = spec.opening_of(r["key"][2])
@@ -203,11 +208,16 @@ def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) 
         for colour in ("black", "white"):
             name = r[colour]
             cmd = r.get("commands", {}).get(colour)
-            if name in spec.engines and cmd is not None and cmd != spec.engines[name].command:
+            if name not in spec.engines or cmd is None:
+                continue
+            now = spec.engines[name]
+            why = netfiles.mismatch(cmd, r.get("files", {}).get(colour, {}), now.command,
+                                    now.cwd)
+            if why is not None:
                 raise TournamentError(
                     f"{results_path}: engine {name!r} played earlier games as {cmd!r}, but the "
-                    f"spec now says {spec.engines[name].command!r}; use another --out (or "
-                    "restore the command) so results are not mixed")
+                    f"spec now says {now.command!r}{': ' + why if why else ''}; use another "
+                    "--out (or restore the command) so results are not mixed")
         if r["black"] in spec.engines and r["white"] in spec.engines:
             now = spec.describe_time((r["black"], r["white"]))
             if r.get("time_control", now) != now:
@@ -234,6 +244,8 @@ def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: st
         "opening_plies": res.opening_plies,
         "commands": {"black": spec.engines[res.black].command,
                      "white": spec.engines[res.white].command},
+        "files": {c: netfiles.pins(spec.engines[n].command, spec.engines[n].cwd)
+                  for c, n in (("black", res.black), ("white", res.white))},
     }
 
 

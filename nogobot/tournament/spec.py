@@ -4,6 +4,9 @@ Example (every key but ``engines`` is optional)::
 
     name: baselines            # default: the file name without .yaml
     description: free text
+    results: baselines         # the results folder, relative to this spec (default:
+                               # tournaments/results/<name>/ in the directory run from);
+                               # --out overrides it
     board_size: 9              # 2..19
     format: round_robin        # or gauntlet (then `gauntlet: NAME` plays everyone else)
     games: 4                   # games per pairing; colours alternate (even = balanced)
@@ -58,7 +61,7 @@ from .sprt import SprtConfig, SprtError, parse_sprt
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 THREAD_VARS = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-TOP_KEYS = {"name", "description", "board_size", "format", "gauntlet", "games", "jobs",
+TOP_KEYS = {"name", "description", "results", "board_size", "format", "gauntlet", "games", "jobs",
             "threads", "anchor", "anchor_elo", "time", "startup_timeout", "command_timeout",
             "engines", "sprt", "openings"}
 TIME_KEYS = {"kind", "main", "period", "stones", "seconds", "tolerance", "max_move"}
@@ -109,6 +112,7 @@ class TournamentSpec:
     sprt: SprtConfig | None = None
     openings_path: str | None = None  # the suite file, resolved
     openings: list[Opening] = field(default_factory=list)
+    results: str | None = None  # the results folder the spec names, resolved; None: the default
 
     def opening_of(self, k: int) -> Opening | None:
         """The opening of a pairing's game ``k``: games 2j and 2j+1 share opening j (cycling
@@ -318,9 +322,14 @@ def parse_spec(data, path: str = "<spec>", root: yaml.Node | None = None) -> Tou
         except OpeningError as e:
             raise ck.error(("openings",), str(e)) from None
         openings_path = str(suite)
+    results = ck.string(d, "results", (), None)
+    if results is not None:
+        if not results.strip():
+            raise ck.error(("results",), "is empty (a folder, relative to the spec)")
+        results = str(Path(path).parent / results)
     spec = TournamentSpec(
         name=name, path=path, engines=engines, sprt=sprt, openings_path=openings_path,
-        openings=openings,
+        openings=openings, results=results,
         description=ck.string(d, "description", (), ""),
         board_size=board_size,
         format=fmt, gauntlet=gauntlet,
