@@ -149,3 +149,95 @@ def bench_nn_cmd(model: str | None, device: str, threads: int | None, size: int,
                  repeats=repeats, echo=click.echo)
     except ModelError as e:
         raise click.ClickException(str(e)) from None
+
+
+@bench.command("endgame-build")
+@click.option("--source", "sources", multiple=True, required=True, type=click.Path(exists=True),
+              help="An SGF file, collection or folder of them (repeatable).")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="The suite's folder (the shipped one: nogobot/tools/endgame_suite).")
+@click.option("--per-depth", default=120, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=20261128, show_default=True, type=int)
+def bench_endgame_build_cmd(sources, out, per_depth, seed) -> None:
+    """Sample the endgame truth suite (30, 32, 34, 36 empty points) from real games."""
+    import shlex
+    import sys
+
+    from ..tools.endgame import SuiteError, build_suite
+
+    command = "nogobot bench endgame-build " + " ".join(
+        [f"--source {shlex.quote(s)}" for s in sources]
+        + [f"--out {shlex.quote(out)}", f"--per-depth {per_depth}", f"--seed {seed}"])
+    try:
+        header = build_suite(list(sources), out, per_depth=per_depth, seed=seed,
+                             command=command, log=lambda m: click.echo(m, err=True))
+    except SuiteError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    click.echo(f"{header['positions']} positions ({header['per_depth_found']}) from "
+               f"{header['games_distinct']} distinct games; splits {header['splits']}")
+
+
+@bench.command("endgame-label")
+@click.option("--suite", "suite_dir", default=None, type=click.Path(file_okay=False),
+              help="The suite's folder (default: the shipped suite).")
+@click.option("--nodes", default=1_000_000, show_default=True, type=click.IntRange(min=1),
+              help="The solver's node budget for a position's verdict.")
+@click.option("--move-nodes", default=None, type=click.IntRange(min=1),
+              help="Nodes for the other winning moves of a won position (default: --nodes).")
+@click.option("--depth", "depths", multiple=True, type=int, help="Only these depths.")
+@click.option("--limit", default=None, type=click.IntRange(min=1), help="Positions per depth.")
+@click.option("--split", default=None, type=click.Choice(["dev", "test"]))
+@click.option("--redo", default="none", show_default=True,
+              type=click.Choice(["none", "unknown", "all"]),
+              help="Relabel positions already labelled unknown, or all of them.")
+def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, redo) -> None:
+    """Label the suite's positions with the exact solver (resumable: keeps what is done)."""
+    import shlex
+    import sys
+
+    from ..tools.endgame import SuiteError, shipped_suite
+    from ..tools.endgame_label import label_suite
+
+    command = "nogobot bench endgame-label " + shlex.join(sys.argv[3:])
+    try:
+        counts = label_suite(suite_dir or shipped_suite(), nodes=nodes, move_nodes=move_nodes,
+                             depths=set(depths), limit=limit, split=split, redo=redo,
+                             command=command, log=lambda m: click.echo(m, err=True))
+    except SuiteError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    click.echo(f"labelled {counts['labelled']}: {counts['win']} won, {counts['loss']} lost, "
+               f"{counts['unknown']} unknown for the side to move; {counts['total']} labels")
+
+
+@bench.command("endgame")
+@click.option("--seconds", default=1.0, show_default=True, type=click.FloatRange(min=0.01),
+              help="Budget per move: the solver's time (unless --nodes), sp7's and rave's.")
+@click.option("--nodes", default=None, type=click.IntRange(min=1),
+              help="Instead: the solver's budget in nodes (the players keep --seconds).")
+@click.option("--depth", "depths", multiple=True, type=click.Choice(["30", "32", "34", "36"]),
+              help="Only these depths (empty points; repeatable).")
+@click.option("--limit", default=None, type=click.IntRange(min=1), help="Positions per depth.")
+@click.option("--split", default=None, type=click.Choice(["dev", "test"]))
+@click.option("--engine/--no-engine", default=True, show_default=True,
+              help="Measure the network player (net sp7, as `nogobot gtp` plays).")
+@click.option("--rave/--no-rave", default=True, show_default=True, help="Measure rave.")
+@model_option(help="ONNX network of the player (default: the shipped model).")
+@threads_option(help="Network threads (default: all cores).")
+@click.option("--suite", "suite_dir", default=None, type=click.Path(),
+              help="The suite's folder (default: the shipped suite).")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON on stdout.")
+def bench_endgame_cmd(seconds, nodes, depths, limit, split, engine, rave, model, threads,
+                      suite_dir, as_json) -> None:
+    """The endgame truth suite: per depth, the share the solver proves within the budget
+    (beside the recorded baseline), and how often sp7's and rave's moves are proven winning
+    moves and their values name the winner. Progress on stderr."""
+    from ..tools.endgame import shipped_suite
+    from ..tools.endgame_bench import run_cli
+
+    run_cli(suite=suite_dir or shipped_suite(), seconds=seconds, nodes=nodes,
+            depths={int(d) for d in depths}, limit=limit, split=split, engine=engine,
+            rave=rave, model=resolve_model(model) if (engine and model) else None,
+            threads=threads, echo=click.echo, as_json=as_json,
+            progress=lambda m: click.echo(m, err=True))

@@ -1,0 +1,292 @@
+"""`nogobot bench endgame`: the engine and the exact solver measured against the truth suite.
+
+Per depth, at a budget per move: the share of positions the solver (``engine.solver``) proves
+within it, beside the figure recorded for the solver the suite was labelled with
+(``baseline.json``); how often the network player's move (what `nogobot gtp` plays at that
+budget) is a proven winning move in a position labelled won, and how often its value head and
+its search name the labelled winner; the same for the ``rave`` agent. A proof that contradicts
+a label is counted apart: one means a wrong proof somewhere.
+
+With ``--seconds`` the solver gets a node budget sized to the time at the rate it measures on
+the position (a quarter of the time at the nominal rate first, then the rest at the measured
+rate, its table kept), as the engine sizes it in play; a proof counts when it came within the
+time (5% grace for the last call's overrun). With ``--nodes`` it gets that many nodes, once:
+a figure any machine reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..game import coords
+from .endgame import BASELINE, SuiteError, load_labels, load_positions
+
+GRACE = 1.05  # a proof within this share of the time counts (the last call overruns a little)
+
+
+def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, int, float]:
+    """(WIN/LOSS/UNKNOWN for the side to move, nodes, seconds) within the budget."""
+    import inspect
+
+    from ..engine.solver import SOLVER_NODES_PER_SECOND, UNKNOWN, Solver
+
+    solver = Solver(1 << 20)
+    t0 = time.perf_counter()
+    if nodes is not None:
+        res = solver.solve(board, nodes)
+        return res.result, res.nodes, time.perf_counter() - t0
+    if "max_seconds" in inspect.signature(solver.solve).parameters:  # a solver with a clock
+        res = solver.solve(board, 1 << 62, max_seconds=seconds)
+        dt = time.perf_counter() - t0
+        return (res.result if dt <= seconds * GRACE else UNKNOWN), res.nodes, dt
+    budget = max(int(SOLVER_NODES_PER_SECOND * seconds / 4), 1000)
+    used = 0
+    while True:
+        t = time.perf_counter()
+        res = solver.solve(board, budget)
+        used += res.nodes
+        now = time.perf_counter()
+        left = seconds - (now - t0)
+        if res.result != UNKNOWN or left <= 0.02 * seconds:
+            break
+        budget = max(int(res.nodes / max(now - t, 1e-6) * left), 1000)
+    dt = time.perf_counter() - t0
+    return (res.result if dt <= seconds * GRACE else UNKNOWN), used, dt
+
+
+class Players:
+    """The network player and rave, built once (kernels and the net load before timing)."""
+
+    def __init__(self, seconds: float, engine: bool, rave: bool, model=None,
+                 threads: int | None = None, seed: int = 0):
+        self.seconds = seconds
+        self.engine = self.evaluator = self.rave = None
+        if engine:
+            from ..engine.mcts import SearchConfig
+            from ..engine.player import MCTSAgent
+            from ..net.inference import load_evaluator
+            from ..net.modelfile import default_model_path
+
+            self.evaluator = load_evaluator(model or default_model_path(), device="cpu",
+                                            threads=threads)
+            self.engine = MCTSAgent(self.evaluator, config=SearchConfig(batch_size=16),
+                                    seconds=seconds, seed=seed, log=None)
+        if rave:
+            from ..agents.registry import make_agent
+
+            self.rave = make_agent("rave", seconds=seconds, seed=seed)
+            self.rave.log = None
+
+    def warm_up(self, board) -> None:
+        """One short search each, so no measured move pays for loading kernels."""
+        if self.engine is not None:
+            self.engine.select_move(board.copy(), seconds=0.05)
+        if self.rave is not None:
+            self.rave.select_move(board.copy(), seconds=0.05)
+
+    def measure(self, board) -> dict:
+        out = {}
+        if self.engine is not None:
+            value = float(self.evaluator.evaluate_boards([board]).value[0])
+            move = self.engine.select_move(board.copy(), seconds=self.seconds)
+            r = self.engine.last_result
+            out["engine"] = {"move": int(move), "value_head": round(value, 3),
+                             "search": round(r.winrate, 3) if r is not None else None}
+        if self.rave is not None:
+            move = self.rave.select_move(board.copy(), seconds=self.seconds)
+            r = self.rave.last_result
+            out["rave"] = {"move": int(move),
+                           "search": round(r.winrate, 3) if r is not None else None}
+        return out
+
+
+def _select(positions, labels, depths, split, limit):
+    chosen, count = [], {}
+    for p in sorted(positions, key=lambda p: (p.depth, p.id)):
+        if (depths and p.depth not in depths) or (split and p.split != split):
+            continue
+        if limit is not None and count.get(p.depth, 0) >= limit:
+            continue
+        count[p.depth] = count.get(p.depth, 0) + 1
+        chosen.append(p)
+    return chosen
+
+
+def _summary(rows: list[dict]) -> dict:
+    """Per-depth counts from the per-position rows."""
+    s = {"positions": len(rows), "labelled": 0, "label_unknown": 0, "proven": 0,
+         "disagree": 0, "seconds": round(sum(r["solver"]["seconds"] for r in rows), 2)}
+    for who in ("engine", "rave"):
+        if rows and who in rows[0]:
+            s[who] = {"won": 0, "winning_move": 0, "open_move": 0, "value_right": 0,
+                      "search_right": 0}
+    for r in rows:
+        lab = r["label"]
+        s["proven"] += r["solver"]["result"] != "unknown"
+        if lab in ("win", "loss"):
+            s["labelled"] += 1
+            s["disagree"] += r["solver"]["result"] not in ("unknown", lab)
+        else:
+            s["label_unknown"] += 1
+        for who in ("engine", "rave"):
+            if who not in r or lab not in ("win", "loss"):
+                continue
+            p, t = r[who], s[who]
+            won = lab == "win"
+            t["search_right"] += (p["search"] is not None and (p["search"] > 0.5) == won)
+            if "value_head" in p:
+                t["value_right"] += (p["value_head"] > 0.5) == won
+            if won:
+                t["won"] += 1
+                if p["move_label"] == "win":
+                    t["winning_move"] += 1
+                elif p["move_label"] == "open":
+                    t["open_move"] += 1
+    return s
+
+
+def machine() -> str:
+    """The CPU's model name and core count (Linux's /proc/cpuinfo where there is one)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def budget_key(seconds: float, nodes: int | None) -> str:
+    return f"nodes={nodes}" if nodes is not None else f"seconds={seconds:g}"
+
+
+def load_baseline(folder: Path, key: str) -> dict | None:
+    """The baseline's per-depth summary at this budget (None when it has none)."""
+    path = folder / BASELINE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        runs = data if isinstance(data, list) else [data]
+        for run in runs:
+            if run.get("budget_key") == key:
+                return {"when": run.get("date", "?"), "machine": run.get("machine", "?"),
+                        "depths": run["depths"]}
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise SuiteError(f"{path}: not a baseline of bench endgame ({e})") from None
+    return None
+
+
+def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None = None,
+                  depths=None, limit: int | None = None, split: str | None = None,
+                  engine: bool = True, rave: bool = True, model=None, threads=None,
+                  echo=print, progress=None, as_json: bool = False) -> dict:
+    """Run the bench on the suite in ``suite`` and print its table (or JSON); returns the
+    report. SuiteError for a missing or unreadable suite."""
+    folder = Path(suite)
+    header, positions = load_positions(folder)
+    lab_header, labels = load_labels(folder)
+    chosen = _select(positions, labels, set(depths or ()), split, limit)
+    if not chosen:
+        raise SuiteError(f"{folder}: no position matches the depth, split and limit given")
+    boards = {p.id: p.board() for p in chosen}
+    players = Players(seconds, engine, rave, model, threads) if (engine or rave) else None
+    solve_within(boards[chosen[0].id], None, 100)  # the solver's kernels load before timing
+    if players is not None:
+        players.warm_up(boards[chosen[0].id])
+    rows = []
+    for i, p in enumerate(chosen, start=1):
+        board = boards[p.id]
+        lab = labels.get(p.id, {"result": "unknown"})
+        res, used, dt = solve_within(board, seconds, nodes)
+        row = {"id": p.id, "depth": p.depth, "split": p.split, "label": lab["result"],
+               "solver": {"result": {1: "win", -1: "loss"}.get(res, "unknown"),
+                          "nodes": int(used), "seconds": round(dt, 3)}}
+        if players is not None:
+            for who, played in players.measure(board).items():
+                v = coords.to_gtp(played["move"], p.size)
+                played["move_label"] = ("win" if v in lab.get("wins", ()) else
+                                        "loss" if v in lab.get("losses", ())
+                                        or lab["result"] == "loss" else "open")
+                played["move"] = v
+                row[who] = played
+        rows.append(row)
+        if progress is not None:
+            progress(f"[{i}/{len(chosen)}] {p.id} label {lab['result']}: solver "
+                     f"{row['solver']['result']} ({used:,} nodes, {dt:.2f} s)"
+                     + "".join(f", {w} {row[w]['move']} ({row[w]['move_label']})"
+                               for w in ("engine", "rave") if w in row))
+    key = budget_key(seconds, nodes)
+    report = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "machine": machine(),
+              "budget_key": key, "seconds": seconds, "nodes": nodes,
+              "suite": {"positions": header.get("positions"), "seed": header.get("seed"),
+                        "labels_budget": lab_header.get("budget_nodes")},
+              "depths": {str(d): _summary([r for r in rows if r["depth"] == d])
+                         for d in sorted({r["depth"] for r in rows})},
+              "rows": rows}
+    baseline = load_baseline(folder, key)
+    if as_json:
+        echo(json.dumps(report, indent=1))
+    else:
+        print_table(report, baseline, echo)
+    return report
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} {100 * k / n:3.0f}%" if n else "-"
+
+
+def print_table(report: dict, baseline: dict | None, echo=print) -> None:
+    budget = (f"{report['nodes']:,} solver nodes, players {report['seconds']:g} s a move"
+              if report["nodes"] is not None else f"{report['seconds']:g} s a move")
+    labels = report["suite"]["labels_budget"]
+    echo(f"endgame suite ({report['suite']['positions']} positions; labels within "
+         f"{labels:,} solver nodes)" if labels else "endgame suite (no labels yet)")
+    echo(f"budget: {budget}; {report['machine']}; {report['date']}")
+    base = (f"baseline: the solver of {baseline['when']} ({baseline['machine']})"
+            if baseline else "no baseline recorded at this budget")
+    echo(base)
+    head = f"{'depth':>5} {'n':>4} {'labelled':>9} {'solver proven':>14} {'baseline':>14}"
+    has = {w: any(w in d for d in report["depths"].values()) for w in ("engine", "rave")}
+    if has["engine"]:
+        head += f" {'sp7 winning mv':>15} {'sp7 value':>14} {'sp7 search':>14}"
+    if has["rave"]:
+        head += f" {'rave winning mv':>15} {'rave search':>14}"
+    echo(head)
+    for d, s in report["depths"].items():
+        b = baseline["depths"].get(d) if baseline else None
+        line = (f"{d:>5} {s['positions']:>4} {s['labelled']:>9} "
+                f"{_pct(s['proven'], s['positions']):>14} "
+                f"{_pct(b['proven'], b['positions']) if b else '-':>14}")
+        if has["engine"]:
+            e = s["engine"]
+            line += (f" {_pct(e['winning_move'], e['won']):>15} "
+                     f"{_pct(e['value_right'], s['labelled']):>14} "
+                     f"{_pct(e['search_right'], s['labelled']):>14}")
+        if has["rave"]:
+            r = s["rave"]
+            line += (f" {_pct(r['winning_move'], r['won']):>15} "
+                     f"{_pct(r['search_right'], s['labelled']):>14}")
+        echo(line)
+        if s["disagree"]:
+            echo(f"      WRONG: {s['disagree']} proofs at {d} contradict the labels")
+    echo("winning mv: the move is a proven winning move, of the positions labelled won "
+         "(a move the labels leave open counts as not proven); value/search: names the "
+         "labelled winner, of the labelled positions.")
+
+
+def run_cli(**kwargs) -> None:
+    """The command's body: a suite problem is one line on stderr and exit code 2."""
+    try:
+        bench_endgame(**kwargs)
+    except SuiteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
