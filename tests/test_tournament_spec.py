@@ -36,7 +36,8 @@ def write(tmp_path, text, name="spec.yaml"):
     return p
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "tournaments").rglob("*.yaml")), ids=str)
+@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "tournaments").rglob("*.yaml")
+                                         if "candidates" not in p.parts), ids=str)
 def test_shipped_specs_load(path):
     spec = load_spec(path)
     assert len(spec.engines) >= 2 and spec.pairings()
