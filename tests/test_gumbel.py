@@ -174,10 +174,10 @@ def test_the_gumbel_config_loads_and_bad_settings_are_named():
     from nogobot.train.config import ConfigError, load_config
 
     configs = Path(__file__).resolve().parents[1] / "configs"
-    cfg = load_config(configs / "campaign-gumbel.yaml")
+    cfg = load_config(configs / "campaign" / "campaign-gumbel.yaml")
     assert cfg.selfplay.gumbel and cfg.selfplay.gumbel_m == 16
     assert (cfg.selfplay.playouts, cfg.selfplay.fast_playouts) == (64, 16)
-    assert not load_config(configs / "campaign.yaml").selfplay.gumbel
+    assert not load_config(configs / "campaign" / "campaign.yaml").selfplay.gumbel
     with pytest.raises(ConfigError, match=re.escape("selfplay.gumbel_m: expected an integer "
                                                     "in 1..361")):
-        load_config(configs / "campaign-gumbel.yaml", ["selfplay.gumbel_m=0"])
+        load_config(configs / "campaign" / "campaign-gumbel.yaml", ["selfplay.gumbel_m=0"])

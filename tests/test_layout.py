@@ -252,7 +252,7 @@ def test_campaign_holds_one_state_per_line_of_work():
 
 
 def test_configs_start_from_what_the_repository_keeps():
-    for path in sorted((ROOT / "configs").glob("*.yaml")):
+    for path in sorted((ROOT / "configs").rglob("*.yaml")):
         init = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("init_checkpoint")
         if init and not init.startswith("runs/"):  # runs/: written by a command first
             assert (ROOT / init).exists(), f"{path.name}: init_checkpoint {init} is not there"

@@ -19,6 +19,13 @@ def test_shipped_configs_load(name):
     assert len(cfg.network.stages) >= 2  # every shipped config has a curriculum
 
 
+@pytest.mark.parametrize("path", sorted(CONFIGS.rglob("*.yaml")), ids=lambda p: p.name)
+def test_every_config_loads_its_extends_chain(path):
+    # the user's configs at the top, the campaign's variants in configs/campaign/ (their
+    # `extends:` paths are relative to the file, so a move that broke one fails here)
+    assert isinstance(load_config(path), TrainConfig)
+
+
 def test_defaults_are_the_papers(tmp_path):
     p = tmp_path / "empty.yaml"
     p.write_text("")
@@ -58,7 +65,7 @@ def test_bad_config_names_file_line_and_field(tmp_path, text, expected):
 
 
 def test_set_overrides_reach_nested_settings_and_validate():
-    cfg = load_config(CONFIGS / "ablation.yaml", ["network.stages.0.garb=false",
+    cfg = load_config(CONFIGS / "campaign" / "ablation.yaml", ["network.stages.0.garb=false",
                                                    "network.stages.0.liberty_features=false",
                                                    "training.dominion_weight=0",
                                                    "selfplay.playouts=64"])
@@ -66,7 +73,7 @@ def test_set_overrides_reach_nested_settings_and_validate():
     assert (stage.garb, stage.liberty_features) == (False, False)
     assert cfg.training.dominion_weight == 0.0 and cfg.selfplay.playouts == 64
     assert cfg.training.score_weight == 0.25  # untouched settings keep the file's values
-    plain = load_config(CONFIGS / "ablation.yaml")
+    plain = load_config(CONFIGS / "campaign" / "ablation.yaml")
     assert plain.network.stages[0].garb and plain.network.stages[0].liberty_features
 
 
@@ -79,7 +86,7 @@ def test_set_overrides_reach_nested_settings_and_validate():
 ])
 def test_bad_overrides_are_named(override, expected):
     with pytest.raises(ConfigError, match=re.escape(expected)) as e:
-        load_config(CONFIGS / "ablation.yaml", [override])
+        load_config(CONFIGS / "campaign" / "ablation.yaml", [override])
     assert "ablation.yaml" in str(e.value)
 
 

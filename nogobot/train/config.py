@@ -1,7 +1,7 @@
 """Training configuration: dataclasses for every setting of ``nogobot train`` and YAML loading.
 
 A config file has the sections below; every key is optional (defaults in the dataclasses; the
-shipped configs are ``configs/*.yaml``)::
+shipped configs are ``configs/*.yaml``, the campaign's variants ``configs/campaign/``)::
 
     extends: base.yaml        # optional: start from this config (path relative to this file)
     name: cpu                 # free text (default: the file name; never inherited)
