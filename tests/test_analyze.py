@@ -180,7 +180,7 @@ def test_param_really_changes_the_settings(gtp):
     agent = gtp.handler.agent
     searcher = agent.searcher(9)
     gtp.ok("nogobot-param c_puct 2.5")
-    assert agent.config.c_puct == 2.5 and searcher.cfg_f[0] == 2.5
+    assert agent.config.c_puct == 2.5 and searcher.c_puct == 2.5
     gtp.ok("nogobot-param playouts 50")
     gtp.ok("genmove w")
     assert agent.playouts == 50 and 50 <= agent.last_result.playouts < 50 + 17

@@ -248,7 +248,7 @@ class AnalysisEngine:
             planes = next(steps)
             while True:
                 root_row = (need_root and root_ev is None and bool(searcher.tree.pending[0])
-                            and int(searcher.buffers[0][0]) == 0)
+                            and int(searcher.leaves[0]) == 0)
                 ev = yield planes
                 if root_row:
                     root_ev = ev.slice(0, 1)

@@ -21,7 +21,7 @@ the highest ``Q + U`` is selected. Conventions:
   (a terminal node — no legal move — is -1). Proofs propagate up during backup; selection takes a
   proven win at once and avoids proven losses.
 
-One search step (driven by ``player.py``): ``select_batch`` walks up to B leaves with virtual loss,
+One search step (driven by ``search.py``): ``select_batch`` walks up to B leaves with virtual loss,
 values terminal and cached leaves at once, and writes the others' positions into a batch buffer;
 the caller runs the network on their feature planes; ``expand_and_backup`` expands them, stores
 the evaluations in the cache, backs up and removes the virtual loss. ``reroot`` keeps the
@@ -44,7 +44,6 @@ from ..game.board import (
     copy_into,
     copy_rows_into,
     play_stone,
-    random_playout,
 )
 from ..net.features import NUM_PLANES, fill_planes
 from .playout import policy_rollout
@@ -55,6 +54,16 @@ I_COUNT, I_FULL, I_EDGES = 0, 1, 2
 UNEXPANDED = -1
 
 SELECT_PUCT, SELECT_UCB1_TUNED, SELECT_KL_UCB = 0, 1, 2
+
+# The settings the kernels read travel as two arrays, ``cfg_f`` (floats) and ``cfg_i``
+# (integers), built by ``kernel_settings`` and read by these indices; numba folds module-level
+# integers into the compiled code as constants, and its on-disk cache keeps them.
+CF_C_PUCT, CF_FPU_REDUCTION, CF_VIRTUAL_LOSS, CF_ROOT_TEMP, CF_ROLLOUT_WEIGHT = range(5)
+CF_COUNT = 5
+# CI_FORCED_CHILD: the root edge (its index among the root's moves) every walk of the batch
+# takes, -1 for none; the Gumbel root's plan (``gumbel.GumbelRoot``) sets it.
+CI_TOP_K, CI_SELECTION, CI_MAX_COLLISIONS, CI_ROLLOUT_COUNT, CI_FORCED_CHILD = range(5)
+CI_COUNT = 5
 
 
 @dataclass
@@ -106,6 +115,23 @@ class SearchConfig:
             return late
         f = (hi - empties) / (hi - lo)
         return self.rollout_weight + f * (late - self.rollout_weight)
+
+
+def kernel_settings(cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
+    """``cfg`` as the kernels' (``cfg_f``, ``cfg_i``) arrays, indexed by ``CF_*`` and ``CI_*``."""
+    cfg_f = np.zeros(CF_COUNT, np.float64)
+    cfg_f[CF_C_PUCT] = cfg.c_puct
+    cfg_f[CF_FPU_REDUCTION] = cfg.fpu_reduction
+    cfg_f[CF_VIRTUAL_LOSS] = cfg.virtual_loss
+    cfg_f[CF_ROOT_TEMP] = cfg.root_policy_temp
+    cfg_f[CF_ROLLOUT_WEIGHT] = cfg.rollout_weight
+    cfg_i = np.zeros(CI_COUNT, np.int64)
+    cfg_i[CI_TOP_K] = cfg.top_k
+    cfg_i[CI_SELECTION] = cfg.selection
+    cfg_i[CI_MAX_COLLISIONS] = max(4, cfg.batch_size)
+    cfg_i[CI_ROLLOUT_COUNT] = max(1, cfg.rollout_count)
+    cfg_i[CI_FORCED_CHILD] = -1
+    return cfg_f, cfg_i
 
 
 class Tree:
@@ -535,27 +561,23 @@ def seed_kernels(seed):
 
 
 @njit(cache=True, _nrt=False)
-def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i,
-                 leaves, b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes,
-                 b_rollout, scratch):
+def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i, leaves, batch, scratch):
     """Select up to len(leaves) leaves needing the network.
 
     Terminal, proven and cached leaves are valued on the spot. Returns (n_pending, n_done):
-    the leaves written into ``leaves``/batch buffers/``planes`` for the network, and how many
-    playouts were completed without it. cfg_f = (c_puct, fpu_reduction, vloss, root_temp,
-    rollout_weight); cfg_i = (top_k, selection, max_collisions, rollout_count, forced root
-    child: every walk goes through the root's move of that index, -1 for none; the Gumbel
-    root's plan, ``gumbel.GumbelRoot``). With a rollout
-    weight, each leaf's playout result goes into ``b_rollout`` (pending leaves) or straight into
-    the value backed up (cached leaves); ``scratch`` is ``playout.rollout_scratch``'s."""
+    the leaves written into ``leaves`` and the rows of ``batch`` (``batch_buffers``) for the
+    network, and how many playouts were completed without it. ``cfg_f`` and ``cfg_i`` are
+    ``kernel_settings``'. With a rollout weight, each leaf's playout result goes into the
+    batch's rollout row (pending leaves) or straight into the value backed up (cached leaves);
+    ``scratch`` is ``playout.rollout_scratch``'s."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
     stones0, root0, nxt0, libs0, legal0, meta0 = root_state
-    c_puct, fpu_red, vloss, root_temp = cfg_f[0], cfg_f[1], cfg_f[2], cfg_f[3]
-    top_k, selection, max_coll = cfg_i[0], cfg_i[1], cfg_i[2]
-    lam = cfg_f[4]
-    n_roll = cfg_i[3]
-    forced = cfg_i[4]
+    b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes, b_rollout = batch
+    c_puct, fpu_red = cfg_f[CF_C_PUCT], cfg_f[CF_FPU_REDUCTION]
+    vloss, root_temp, lam = cfg_f[CF_VIRTUAL_LOSS], cfg_f[CF_ROOT_TEMP], cfg_f[CF_ROLLOUT_WEIGHT]
+    top_k, selection, max_coll = cfg_i[CI_TOP_K], cfg_i[CI_SELECTION], cfg_i[CI_MAX_COLLISIONS]
+    n_roll, forced = cfg_i[CI_ROLLOUT_COUNT], cfg_i[CI_FORCED_CHILD]
     B = leaves.shape[0]
     n_pending = 0
     n_done = 0
@@ -656,14 +678,15 @@ def _softmax_masked(logits, legal_row, out):
 
 
 @njit(cache=True)
-def expand_and_backup(tree, cache, n, leaves, b_legal, b_meta, logits, win_prob, root_temp,
-                      b_rollout, rollout_weight):
+def expand_and_backup(tree, cache, cfg_f, n, leaves, batch, logits, win_prob):
     """Expand the n pending leaves with the network's output, cache it, back up, clear VL.
 
     The cache and the node keep the network's value; the value backed up mixes in the leaf's
-    rollout result when ``rollout_weight`` > 0."""
+    rollout result (the batch's rollout row) when the rollout weight is > 0."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
     ckey, cused, cval, cpri = cache
+    b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes, b_rollout = batch
+    root_temp, rollout_weight = cfg_f[CF_ROOT_TEMP], cfg_f[CF_ROLLOUT_WEIGHT]
     pri = np.empty(logits.shape[1], np.float32)
     for b in range(n):
         node = leaves[b]
@@ -769,10 +792,17 @@ def principal_variation(tree: Tree, node: int = 0, max_len: int = 20) -> list[in
     return pv
 
 
+B_PLANES = 6  # the feature planes' place in ``batch_buffers``' batch
+
+
 def batch_buffers(batch: int, area: int, words: int, size: int) -> tuple:
-    """Scratch space for one batch: positions of the selected leaves and their feature planes."""
+    """Scratch space for one batch: the selected leaves' nodes, and the ``batch`` rows of
+    ``select_batch``: their positions in ``Board.arrays()`` order (stones, group roots, next
+    stone in the group, liberty bitsets, legal points, meta), their feature planes and their
+    rollout results."""
     return (np.zeros(batch, np.int64),
-            np.zeros((batch, area), np.int8), np.zeros((batch, area), np.int16),
-            np.zeros((batch, area), np.int16), np.zeros((batch, area, words), np.uint64),
-            np.zeros((batch, 3, area), np.bool_), np.zeros((batch, 8), np.int64),
-            np.zeros((batch, NUM_PLANES, size, size), np.float32))
+            (np.zeros((batch, area), np.int8), np.zeros((batch, area), np.int16),
+             np.zeros((batch, area), np.int16), np.zeros((batch, area, words), np.uint64),
+             np.zeros((batch, 3, area), np.bool_), np.zeros((batch, 8), np.int64),
+             np.zeros((batch, NUM_PLANES, size, size), np.float32),
+             np.zeros(batch, np.float32)))

@@ -65,7 +65,7 @@ class MCTSAgent(Agent):
         is kept)."""
         self.config.c_puct = value
         if self._searcher is not None:
-            self._searcher.cfg_f[0] = value  # the kernels read this copy
+            self._searcher.set_c_puct(value)
 
     def set_threads(self, threads: int) -> bool:
         """Run the network on ``threads`` CPU threads from now on. onnxruntime fixes the count

@@ -115,7 +115,9 @@ class Searcher:
         self.tree = Tree(cfg.max_tree_mb << 20)
         self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
         self.cache = cache if cache is not None else EvalCache(self.geo.area, cfg.cache_entries)
-        self.buffers = mcts.batch_buffers(cfg.batch_size, self.geo.area, self.geo.words, size)
+        # The leaves' nodes and the batch rows the kernels fill (``mcts.batch_buffers``).
+        self.leaves, self.batch = mcts.batch_buffers(cfg.batch_size, self.geo.area,
+                                                     self.geo.words, size)
         self._root_hash: int | None = None
         self._root_moves: list[tuple[int, int]] = []
         self._noise_applied = False
@@ -123,18 +125,25 @@ class Searcher:
             solver = Solver(1 << 20)
         self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
-        self.cfg_f = np.array([cfg.c_puct, cfg.fpu_reduction, cfg.virtual_loss,
-                               cfg.root_policy_temp, cfg.rollout_weight], np.float64)
-        # The last entry is the root child every walk must take (-1: none; the Gumbel root).
-        self.cfg_i = np.array([cfg.top_k, cfg.selection, max(4, cfg.batch_size),
-                               max(1, cfg.rollout_count), -1], np.int64)
-        # Hybrid leaf evaluation: each pending leaf's rollout result, and the playouts' scratch.
-        self.leaf_rollout = np.zeros(cfg.batch_size, np.float32)
-        self.rollout_scratch = rollout_scratch(size)
+        # The kernels' copy of the settings (``mcts.kernel_settings``): changed through the
+        # setters below, read by the ``mcts.CF_*`` and ``mcts.CI_*`` indices.
+        self.cfg_f, self.cfg_i = mcts.kernel_settings(cfg)
+        self.rollout_scratch = rollout_scratch(size)  # hybrid leaf evaluation's workspace
         # numba's generator is one per thread, shared by every searcher there: each batch reseeds
         # it from this searcher's own stream, so concurrent searches (analysis, self-play) give
         # the same results as each alone.
         self._rollout_seed0 = self._rollout_seed = int(self.rng.integers(1 << 31))
+
+    # -- settings ------------------------------------------------------------------------------
+    def set_c_puct(self, value: float) -> None:
+        """The exploration constant of this and later searches (the tree is kept)."""
+        self.config.c_puct = value
+        self.cfg_f[mcts.CF_C_PUCT] = value
+
+    @property
+    def c_puct(self) -> float:
+        """The exploration constant the kernels use."""
+        return float(self.cfg_f[mcts.CF_C_PUCT])
 
     # -- tree reuse ----------------------------------------------------------------------------
     def reset(self) -> None:
@@ -187,35 +196,27 @@ class Searcher:
     def _grow_for_batch(self) -> bool:
         """Make room for one batch: a new node per walk and every expansion it may do (the
         room ``mcts.select_batch`` insists on). False at the memory bound."""
-        walks = len(self.buffers[0]) + 1
+        walks = len(self.leaves) + 1
         return self.tree.grow(nodes_needed=walks, edges_needed=walks * self.geo.area)
 
     def _step(self, board: Board, walks: int | None = None):
         """One batch (a generator): select leaves (at most ``walks`` walks when given), ``yield``
         their planes and receive the network's ``Evaluation``, expand and back up. Returns
         (playouts, nn evals)."""
-        # One leaf per row: its node, then its board state in ``Board.arrays()`` order (stones,
-        # group roots, next stone in the group, liberty bitsets, legal points, meta), then the
-        # network's input planes.
-        (leaves, leaf_stones, leaf_group_roots, leaf_group_next, leaf_liberties, leaf_legal,
-         leaf_meta, planes) = self.buffers
+        leaves, batch = self.leaves, self.batch
         self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
-        if self.cfg_f[4] > 0:
+        if self.cfg_f[mcts.CF_ROLLOUT_WEIGHT] > 0:
             self._rollout_seed = (self._rollout_seed * 1103515245 + 12345) & 0x7FFFFFFF
             mcts.seed_kernels(self._rollout_seed)
         n, done = mcts.select_batch(self.tree.arrays(), self.cache.arrays(), board.arrays(),
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves if walks is None else leaves[:walks],
-                                    leaf_stones, leaf_group_roots,
-                                    leaf_group_next, leaf_liberties, leaf_legal, leaf_meta,
-                                    planes, self.leaf_rollout, self.rollout_scratch)
+                                    batch, self.rollout_scratch)
         if n > 0:
-            ev = yield planes[:n]
-            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), n, leaves,
-                                   leaf_legal, leaf_meta,
-                                   np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
-                                   np.ascontiguousarray(ev.value, dtype=np.float32),
-                                   self.cfg_f[3], self.leaf_rollout, self.cfg_f[4])
+            ev = yield batch[mcts.B_PLANES][:n]
+            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), self.cfg_f, n, leaves,
+                                   batch, np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
+                                   np.ascontiguousarray(ev.value, dtype=np.float32))
         return n + done, n
 
     def _maybe_add_noise(self, board: Board) -> None:
@@ -258,7 +259,8 @@ class Searcher:
         t0 = time.perf_counter()
         self._move_root(board)
         empties = board.geo.area - board.ply
-        self.cfg_f[4] = self.config.rollout_weight_at(empties, board.geo.area)
+        weight = self.config.rollout_weight_at(empties, board.geo.area)
+        self.cfg_f[mcts.CF_ROLLOUT_WEIGHT] = weight
         if board.num_legal() == 0:
             return self._result(board, 0, 0, 0.0, "no legal move")
         if board.num_legal() == 1 and limits.playouts is None and limits.visits is None:
@@ -287,15 +289,15 @@ class Searcher:
             if root is not None and t.first[0] >= 0 and t.nchild[0] > 0:
                 _, priors, visits, q, proof, _ = self.root_arrays()
                 root.start(priors)
-                plan = root.next(visits, q, proof, playouts, len(self.buffers[0]))
+                plan = root.next(visits, q, proof, playouts, len(self.leaves))
                 if plan is None:
                     reason = "gumbel"
                     break
-                self.cfg_i[4], walks = plan
+                self.cfg_i[mcts.CI_FORCED_CHILD], walks = plan
             try:
                 did, nn = yield from self._step(board, walks)
             finally:
-                self.cfg_i[4] = -1
+                self.cfg_i[mcts.CI_FORCED_CHILD] = -1
             t = self.tree
             playouts += did
             evals += nn
