@@ -155,12 +155,29 @@ def train_bootstrap_cmd(out, checkpoint, blocks, channels, sizes, games, minutes
 @click.argument("run_dir", metavar="DIR|LEDGER.yaml", type=click.Path())
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="PNG to write (default DIR/report.png, or LEDGER.png).")
-def train_report_cmd(run_dir, out) -> None:
+@click.option("--markdown", "page", default=None, metavar="PAGE", type=click.Path(dir_okay=False),
+              help="With LEDGER.yaml: write its tables into PAGE between the page's ledger "
+                   "tables markers (docs/results.md) instead of drawing; '-' prints them.")
+def train_report_cmd(run_dir, out, page) -> None:
     """Draw loss curves and Elo against self-play games of a run as PNG; given the campaign's
-    strength ledger (models/ledger.yaml), Elo against self-play games of every net in it."""
+    strength ledger (models/ledger.yaml), Elo against self-play games of every net in it, or
+    with --markdown its tables."""
     from ..train.report import ReportError, draw_ledger, draw_report, text_summary
 
     try:
+        if page is not None:
+            if not run_dir.endswith((".yaml", ".yml")):
+                raise ReportError("--markdown takes the ledger (LEDGER.yaml), not a run directory")
+            from ..train.ledger_tables import ledger_markdown, write_ledger_tables
+            from ..train.report import read_ledger
+
+            if page == "-":
+                click.echo(ledger_markdown(read_ledger(run_dir), run_dir), nl=False)
+            elif write_ledger_tables(run_dir, page):
+                click.echo(f"wrote the ledger's tables into {page}")
+            else:
+                click.echo(f"{page}: the ledger's tables are up to date")
+            return
         if run_dir.endswith((".yaml", ".yml")):
             path = draw_ledger(run_dir, out)
             click.echo(f"wrote {path}")
