@@ -152,3 +152,25 @@ def test_readme_training_chain_from_scratch(tmp_path):
                              capture_output=True, timeout=600, check=False)
         assert res.returncode == 0, f"{cmd}: {res.stderr[-2000:]}"
     assert (tmp_path / "runs/cpu1/state.json").is_file()
+
+
+def test_the_readme_is_a_front_door():
+    """At most 150 lines; the record lives in docs/results.md, which the README links."""
+    assert len(README.splitlines()) <= 150, len(README.splitlines())
+    assert "(docs/results.md)" in README
+
+
+def test_the_ladder_step_in_the_readme_is_the_ledgers_latest():
+    """The Strength section's ladder step names the ledger's two newest shipped nets with their
+    Elo as the ledger has them (models/ledger.yaml, sp1 = 0)."""
+    import yaml
+
+    nets = yaml.safe_load((ROOT / "models" / "ledger.yaml").read_text())["nets"]
+    shipped = sorted((n for n in nets if re.fullmatch(r"nogobot-b6c32-sp\d+", n["name"])),
+                     key=lambda n: n["selfplay_games"])
+    new, old = shipped[-1], shipped[-2]
+    short = {n["name"]: n["name"].rsplit("-", 1)[1] for n in (new, old)}
+    quoted = re.search(r"(sp\d+) reads \+(\d+) Elo and (sp\d+) \+(\d+)", section("Strength"))
+    assert quoted, "the Strength section quotes no ladder step"
+    assert (quoted.group(1), int(quoted.group(2)), quoted.group(3), int(quoted.group(4))) == \
+        (short[new["name"]], new["elo"], short[old["name"]], old["elo"])
