@@ -13,6 +13,7 @@ the top-level ``models/`` and ``gtp_conformance/``, and mapped into the package)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -295,6 +296,9 @@ def test_wheel_carries_the_default_net_and_the_suite_only(installed):
     assert sorted(nets) == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx",
                             "nogobot/rave-patterns.npz"]
     assert f"nogobot/models/{DEFAULT_MODEL_NAME}.yaml" in names
+    # The endgame truth suite (`nogobot bench endgame`).
+    assert {"nogobot/tools/endgame_suite/positions.jsonl",
+            "nogobot/tools/endgame_suite/README.md"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc"))]
 
 
@@ -334,3 +338,11 @@ def test_installed_engine_passes_the_conformance_suite(installed):
     files = len(list(CONFORMANCE_DIR.glob("*.tst"))) + 1  # + built-in framing
     assert f"\n{files} files (0 skipped):" in res.stdout, res.stdout[-2000:]
     assert " 0 FAILED" in res.stdout
+
+
+@pytest.mark.slow
+def test_installed_bench_endgame_reads_the_packaged_suite(installed):
+    _, bin_dir, work = installed
+    res = _run([bin_dir / "nogobot", "bench", "endgame", "--nodes", "1000", "--limit", "1",
+                "--depth", "30", "--no-engine", "--no-rave", "--json"], cwd=work, timeout=600)
+    assert json.loads(res.stdout)["depths"]["30"]["positions"] == 1

@@ -245,8 +245,10 @@ def _pct(k: int, n: int) -> str:
 
 
 def print_table(report: dict, baseline: dict | None, echo=print) -> None:
-    budget = (f"{report['nodes']:,} solver nodes, players {report['seconds']:g} s a move"
-              if report["nodes"] is not None else f"{report['seconds']:g} s a move")
+    has = {w: any(w in d for d in report["depths"].values()) for w in ("engine", "rave")}
+    players = f", players {report['seconds']:g} s a move" if any(has.values()) else ""
+    budget = (f"{report['nodes']:,} solver nodes{players}" if report["nodes"] is not None
+              else f"{report['seconds']:g} s a move")
     labels = report["suite"]["labels_budget"]
     echo(f"endgame suite ({report['suite']['positions']} positions; labels within "
          f"{labels:,} solver nodes)" if labels else "endgame suite (no labels yet)")
@@ -255,7 +257,6 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
             if baseline else "no baseline recorded at this budget")
     echo(base)
     head = f"{'depth':>5} {'n':>4} {'labelled':>9} {'solver proven':>14} {'baseline':>14}"
-    has = {w: any(w in d for d in report["depths"].values()) for w in ("engine", "rave")}
     if has["engine"]:
         head += f" {'sp7 winning mv':>15} {'sp7 value':>14} {'sp7 search':>14}"
     if has["rave"]:
