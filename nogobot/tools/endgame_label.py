@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from ..game import coords
@@ -20,11 +21,17 @@ from .endgame import LABELS, LABELS_FORMAT, load_labels, load_positions, write_j
 NAMES = {1: "win", -1: "loss", 0: "unknown"}
 
 
+@lru_cache(maxsize=1)
 def solver_version() -> str:
-    """The solver's source file hash: which solver a label came from."""
+    """Which solver a label came from: a hash of the source of the solver this process loaded
+    (its module's file and the ``solver_*.py`` beside it), read once, when it is imported."""
     from ..engine import solver
 
-    return hashlib.sha256(Path(solver.__file__).read_bytes()).hexdigest()[:12]
+    path = Path(solver.__file__)
+    h = hashlib.sha256()
+    for f in [path, *sorted(path.parent.glob("solver_*.py"))]:
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def label_position(pos, nodes: int, move_nodes: int, tt_entries: int = 1 << 22) -> dict:
@@ -76,6 +83,7 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
     _, positions = load_positions(folder)
     _, labels = load_labels(folder)
     move_nodes = nodes if move_nodes is None else move_nodes
+    version = solver_version()
     if depths:
         positions = [p for p in positions if p.depth in depths]
     if split:
@@ -90,7 +98,7 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
             per_depth[p.depth] = per_depth.get(p.depth, 0) + 1
             todo.append(p)
     header = {"format": LABELS_FORMAT, "version": 1, "budget_nodes": nodes,
-              "move_budget_nodes": move_nodes, "solver": solver_version(),
+              "move_budget_nodes": move_nodes, "solver": version,
               "command": command,
               "note": "result is for the side to move; each label keeps its own budget "
                       "and solver (hash of engine/solver.py)"}
