@@ -10,15 +10,25 @@ import io
 import json
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console, Group
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from .results import (PAIRING_HEADER, STANDINGS_HEADER, MatchStats, Standings,
-                      compute_standings, loss_reasons_text, pairing_rows, standings_rows,
-                      two_engine_stats)
+from .results import (
+    PAIRING_HEADER,
+    STANDINGS_HEADER,
+    MatchStats,
+    Standings,
+    compute_standings,
+    loss_reasons_text,
+    pairing_rows,
+    standings_rows,
+    two_engine_stats,
+)
 from .spec import TournamentSpec
 
 
@@ -136,6 +146,41 @@ class LiveView:
         self.started_done = done
         self.sprt: MatchStats | None = None  # two engines: the match line (and the SPRT)
 
+    def count(self, records: list[dict]) -> None:
+        """Add the score of games recorded before this run."""
+        with self.lock:
+            for r in records:
+                if r["black"] in self.score and r["white"] in self.score:
+                    win, lose = ((r["black"], r["white"]) if r["winner"] == "B"
+                                 else (r["white"], r["black"]))
+                    self.score[win][0] += 1
+                    self.score[lose][1] += 1
+
+    def started(self, game_id: str, black: str, white: str) -> None:
+        with self.lock:
+            self.running[game_id] = {"black": black, "white": white, "ply": 0,
+                                     "clocks": ("-", "-")}
+
+    def moved(self, game_id: str, plies: int, clocks: dict) -> None:
+        """A game's ply and clocks (``clocks[1]`` black's, ``clocks[2]`` white's)."""
+        with self.lock:
+            if game_id in self.running:
+                self.running[game_id]["ply"] = plies
+                self.running[game_id]["clocks"] = (clocks[1], clocks[2])
+
+    def ended(self, game_id: str) -> None:
+        with self.lock:
+            self.running.pop(game_id, None)
+
+    def finished(self, winner: str, loser: str, stats: MatchStats | None) -> int:
+        """Count a recorded game; returns how many are done."""
+        with self.lock:
+            self.done += 1
+            self.score[winner][0] += 1
+            self.score[loser][1] += 1
+            self.sprt = stats
+            return self.done
+
     def __rich__(self):
         with self.lock:
             elapsed = time.monotonic() - self.t0
@@ -157,6 +202,32 @@ class LiveView:
             if self.sprt is not None and self.sprt.games:
                 parts.append(Text(self.sprt.summary_line(), style="dim"))
             return Group(*parts)
+
+
+@contextmanager
+def shown(view: LiveView, console: Console):
+    """Show ``view`` live while the block runs, on a terminal (a log file gets the lines)."""
+    live = Live(view, console=console, refresh_per_second=4, transient=True) \
+        if console.is_terminal else None
+    if live is not None:
+        live.start()
+    try:
+        yield
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def game_line(n: int, total: int, game_id: str, res, stats: MatchStats | None) -> str:
+    """The line printed when a game is recorded (``res``: referee.GameResult)."""
+    line = (f"[{n}/{total}] {game_id}: {res.black} (B) vs {res.white} (W) -> "
+            f"{res.result} {res.winner_name} ({res.reason}; {len(res.moves)} plies, "
+            f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
+                                        ("no_legal_move",) else ""))
+    if stats is not None and stats.sprt is not None:
+        line += (f"; {stats.wins}-{stats.losses}, Elo {stats.elo.text()}, LLR {stats.llr:.2f} "
+                 f"[{stats.sprt.lower:.2f}, {stats.sprt.upper:.2f}]")
+    return line
 
 
 def report_folder(folder: str | Path, console: Console | None = None) -> None:

@@ -25,11 +25,13 @@ Design decisions:
   ``protocol_version`` and accept ``boardsize``; otherwise nothing is played.
 * **Where games run** is a game executor: ``LocalGames`` (threads here, the default) or
   ``nogobot.cluster.RayGames`` (each game on a cluster node that reserved its cores; the record
-  then names the node). Recording, resume and the summary stay here.
+  then names the node). Resume and the summary stay here; the schedule, the thread pool and
+  the SPRT's stop are scheduler.py's, saving a game recorder.py's, the live view display.py's.
 
-Output directory (the spec's ``results:``, else ``tournaments/results/<spec name>/``): ``results.jsonl``, ``games.sgf``
-(every game, one SGF collection), ``logs.tar.gz`` (engine stderr; ``logs/`` while games run),
-``standings.txt``, ``summary.json`` and, with ``--plot``, ``standings.png`` (folder.py).
+Output directory (the spec's ``results:``, else ``tournaments/results/<spec name>/``):
+``results.jsonl``, ``games.sgf`` (every game, one SGF collection), ``logs.tar.gz`` (engine
+stderr; ``logs/`` while games run), ``standings.txt``, ``summary.json`` and, with ``--plot``,
+``standings.png`` (folder.py).
 """
 
 from __future__ import annotations
@@ -38,75 +40,27 @@ import concurrent.futures as cf
 import fcntl
 import json
 import os
-import signal
 import tempfile
 import threading
-import time
-import zlib
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.live import Live
 
 from ..core.atomicio import write_atomic
 from . import netfiles
-from .display import LiveView, plot_standings, render_summary, summary_text
+from .display import LiveView, game_line, plot_standings, render_summary, shown, summary_text
 from .folder import GAMES, GameCollection, pack_folder, pack_logs
 from .gtp_client import EngineError, GtpProcess
-from .openings import Opening
-from .records import game_sgf
+from .recorder import Recorder
 from .referee import EngineConfig, GameResult, Interrupted, Referee
 from .results import ResultsLog, compute_standings, summary_dict, two_engine_stats
+from .scheduler import GameTask, SprtStop, game_argv, play_all, schedule
 from .spec import TournamentSpec
 
 
 class TournamentError(Exception):
     """Bad input discovered before any game was played (message is for the user)."""
-
-
-@dataclass(frozen=True)
-class GameTask:
-    a: str
-    b: str
-    k: int  # index within the pairing; a is black when k is even
-    opening: Opening | None = None  # games 2j and 2j+1 share one (spec.opening_of)
-
-    @property
-    def black(self) -> str:
-        return self.a if self.k % 2 == 0 else self.b
-
-    @property
-    def white(self) -> str:
-        return self.b if self.k % 2 == 0 else self.a
-
-    @property
-    def key(self) -> list:
-        return [self.a, self.b, self.k]
-
-    @property
-    def game_id(self) -> str:
-        return f"{self.k + 1:03d}-{self.a}-vs-{self.b}"
-
-
-def game_seed(task: GameTask, engine: str) -> int:
-    """A seed that differs per game and engine but is the same on every rerun."""
-    return zlib.crc32(f"{task.game_id}:{engine}".encode()) & 0x7FFFFFFF
-
-
-def game_argv(argv: list[str], task: GameTask | None, engine: str) -> list[str]:
-    """Fill the ``{seed}`` placeholder of an engine command (0 in the start-up check).
-
-    Without it, seeded deterministic engines would replay the same game in every round."""
-    seed = str(game_seed(task, engine)) if task is not None else "0"
-    return [a.replace("{seed}", seed) for a in argv]
-
-
-def schedule(spec: TournamentSpec, games: int) -> list[GameTask]:
-    """Round k of every pairing before round k+1, so a partial tournament stays balanced."""
-    return [GameTask(a, b, k, spec.opening_of(k)) for k in range(games)
-            for a, b in spec.pairings()]
 
 
 def default_out(spec: TournamentSpec) -> Path:
@@ -232,23 +186,6 @@ def check_resume(spec: TournamentSpec, records: list[dict], results_path: Path) 
 # ------------------------------------------------------------------------------------------
 
 
-def record_of(task: GameTask, res: GameResult, spec: TournamentSpec, sgf_rel: str) -> dict:
-    return {
-        "key": task.key, "id": task.game_id, "black": res.black, "white": res.white,
-        "winner": "B" if res.winner == 1 else "W", "result": res.result, "reason": res.reason,
-        "detail": res.detail, "plies": len(res.moves), "moves": res.moves, "times": res.times,
-        "clock_left": res.clock_left, "size": res.size,
-        "time_control": spec.describe_time((res.black, res.white)),
-        "started": res.started, "duration": res.duration, "sgf": sgf_rel,
-        "pair": task.k // 2 + 1, "opening": task.opening.name if task.opening else None,
-        "opening_plies": res.opening_plies,
-        "commands": {"black": spec.engines[res.black].command,
-                     "white": spec.engines[res.white].command},
-        "files": {c: netfiles.pins(spec.engines[n].command, spec.engines[n].cwd)
-                  for c, n in (("black", res.black), ("white", res.white))},
-    }
-
-
 LOCK = ".lock"  # in a results folder while a run plays into it
 
 
@@ -351,113 +288,56 @@ def _run_tournament(spec: TournamentSpec, out: Path, jobs: int | None, games: in
 
 def _play_all(spec, todo, total, records, results, out, jobs, names, plot, console,
               executor) -> int:
-    stop = threading.Event()
-    live_engines: set = set()
+    """Play ``todo``: the scheduler runs the games, the recorder saves each one, the SPRT's
+    stop ends a decided match, and the live view shows it all on a terminal."""
+    stop = threading.Event()  # Ctrl-C or SIGTERM: the games in flight end now
+    live_engines: set = set()  # the engine processes running, killed on a stop
     live_lock = threading.Lock()
     view = LiveView(spec, total, total - len(todo))
-    halt = threading.Event()  # the SPRT is decided: start no new game, finish those running
-    collection = GameCollection(out)
-    record_lock = threading.Lock()  # collection + results line + SPRT, one game at a time
+    view.count(records)
     view.sprt = two_engine_stats(spec, records)
-    for r in records:
-        if r["black"] in view.score and r["white"] in view.score:
-            win, lose = (r["black"], r["white"]) if r["winner"] == "B" else (r["white"],
-                                                                            r["black"])
-            view.score[win][0] += 1
-            view.score[lose][1] += 1
-    new_records: list[dict] = []
+    recorder = Recorder(spec, out, results, records)
+    sprt_stop = SprtStop()
 
     def play(task: GameTask) -> dict | None:
-        if stop.is_set() or halt.is_set():
+        if stop.is_set() or sprt_stop.is_set():
             return None
         gid = task.game_id
-        with view.lock:
-            view.running[gid] = {"black": task.black, "white": task.white, "ply": 0,
-                                 "clocks": ("-", "-")}
-
-        def on_move(res: GameResult, clocks: dict) -> None:
-            with view.lock:
-                view.running[gid]["ply"] = len(res.moves)
-                view.running[gid]["clocks"] = (clocks[1], clocks[2])
-
+        view.started(gid, task.black, task.white)
         try:
-            res, extra = executor.play(spec, task, out, stop, on_move, live_engines, live_lock)
+            res, extra = executor.play(
+                spec, task, out, stop, lambda r, clocks: view.moved(gid, len(r.moves), clocks),
+                live_engines, live_lock)
         except Interrupted:
             return None
         finally:
-            with view.lock:
-                view.running.pop(gid, None)
-        text = game_sgf(res, event=spec.name, game_id=gid, tc=spec.time_of(res.black),
-                        white_tc=spec.time_of(res.white),
-                        opening=task.opening.name if task.opening else None)
-        rec = {**record_of(task, res, spec, GAMES), **extra}
-        with record_lock:
-            ms = two_engine_stats(spec, records + new_records + [rec])
-            if ms is not None and ms.sprt is not None:  # the test as this game left it
-                rec["sprt"] = {"llr": round(ms.llr, 4), "pentanomial": list(ms.penta)}
-            collection.add(gid, text)
-            results.append(rec)  # the commit point
-            new_records.append(rec)
-        with view.lock:
-            view.done += 1
-            view.score[res.winner_name][0] += 1
-            view.score[res.loser_name][1] += 1
-            view.sprt = ms
-            n = view.done
-        line = (f"[{n}/{total}] {gid}: {res.black} (B) vs {res.white} (W) -> "
-                f"{res.result} {res.winner_name} ({res.reason}; {len(res.moves)} plies, "
-                f"{res.duration:.1f} s)" + (f" - {res.detail}" if res.reason not in
-                                            ("no_legal_move",) else ""))
-        if ms is not None and ms.sprt is not None:
-            line += (f"; {ms.wins}-{ms.losses}, Elo {ms.elo.text()}, LLR {ms.llr:.2f} "
-                     f"[{ms.sprt.lower:.2f}, {ms.sprt.upper:.2f}]")
-        console.print(line, highlight=False, markup=False)
-        if ms is not None and ms.verdict is not None and not halt.is_set():
-            halt.set()
+            view.ended(gid)
+        rec, ms = recorder.record(task, res, extra)
+        n = view.finished(res.winner_name, res.loser_name, ms)
+        console.print(game_line(n, total, gid, res, ms), highlight=False, markup=False)
+        if sprt_stop.update(ms):
             console.print(f"SPRT: {ms.verdict} accepted after {ms.decided_at} games; games "
                           "in flight are played out, no new game starts", highlight=False,
                           markup=False)
         return rec
 
-    old_term = None
-    if threading.current_thread() is threading.main_thread():
-        def on_term(signum, frame):
-            raise KeyboardInterrupt
-        old_term = signal.signal(signal.SIGTERM, on_term)
-    live = Live(view, console=console, refresh_per_second=4, transient=True) \
-        if console.is_terminal else None
-    pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="game")
-    interrupted = False
-    try:
-        if live is not None:
-            live.start()
-        futures = [pool.submit(play, t) for t in todo]
-        pending = set(futures)
-        while pending:
-            finished, pending = cf.wait(pending, timeout=0.25)
-            for f in finished:
-                f.result()  # re-raises a game's error; records were added in play()
-    except KeyboardInterrupt:
-        interrupted = True
+    def cancel() -> None:
         stop.set()
         with live_lock:
             for eng in list(live_engines):
                 eng.kill()
         executor.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-    finally:
-        pool.shutdown(wait=True)
-        if live is not None:
-            live.stop()
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
-    all_records = records + new_records
+
+    with shown(view, console):
+        interrupted = play_all(todo, jobs, play, cancel)
+    all_records = recorder.records
     if interrupted:
         console.print(f"interrupted: {len(all_records)} finished games are saved in "
                       f"{results.path}; run the same command again to resume")
         _finish(spec, all_records, names, out, plot, console)
         return 130
     return _finish(spec, all_records, names, out, plot, console)
+
 
 def _finish(spec, records, names, out: Path, plot: bool, console: Console) -> int:
     st = compute_standings(records, names, spec.anchor, spec.anchor_elo)
