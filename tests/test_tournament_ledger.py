@@ -15,8 +15,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from nogobot.tournament.folder import read_records
 from nogobot.tournament.runner import TournamentError, check_resume, default_out
 from nogobot.tournament.spec import load_spec
