@@ -9,7 +9,6 @@ word for word.
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
 import threading
 from pathlib import Path
