@@ -264,14 +264,15 @@ def test_without_the_solver_rave_searches_to_the_end():
 
 
 def test_settings_reach_the_agent_and_bad_ones_are_named():
-    from nogobot.agents.rave_kernels import P_PRIOR_N
+    from nogobot.agents.rave_kernels import P_C_UCT, P_EXPAND, P_PRIOR_N
     from nogobot.agents.registry import make_agent, parse_rave_settings
     settings = parse_rave_settings(["c_uct=0.1", "p_local=0", "solver=off", "expand_visits=4",
                                     "prior_visits=30"])
     assert settings == {"c_uct": 0.1, "p_local": 0.0, "solver": False, "expand_visits": 4,
                         "prior_visits": 30.0}
     agent = make_agent("rave", playouts=100, seed=1, settings=settings)
-    assert agent.params[0] == 0.1 and agent.params[2] == 4 and agent.params[P_PRIOR_N] == 30
+    assert agent.params[P_C_UCT] == 0.1 and agent.params[P_EXPAND] == 4
+    assert agent.params[P_PRIOR_N] == 30
     assert agent.policy == {"p_local": 0.0} and agent.solver_zones.exact == 0
     clocked = make_agent("rave", playouts=100, seed=1, settings=parse_rave_settings(
         ["try_floor_seconds=1.5", "solver_keep_share=0.25", "reach_floor_seconds=0.8"]))

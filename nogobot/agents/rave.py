@@ -1,7 +1,7 @@
 """MCTS with RAVE and the NoGo rollout policy: the classical champion-class agent ``rave``.
 
-The yardstick the network engine is judged against (issue 19): the design of the classical NoGo
-programs that won the Olympiad and TAAI events, with no network.
+The yardstick the network engine is judged against: the design of the classical NoGo programs
+that won the Olympiad and TAAI events, with no network.
 
 Search (``rave_kernels``, whose docstring has the details): MCTS with RAVE: each simulation
 descends the tree, expands a leaf once visited ``EXPAND_VISITS`` times (all legal moves, AMAF
@@ -45,31 +45,32 @@ from ..game import coords
 from ..game.board import Board
 from .base import SearchAgent
 from .patterns import PatternTable, default_table
-from .rave_kernels import compact_subtree, rave_batch, winning_move
+from .rave_kernels import compact_subtree, kernel_params, rave_batch, winning_move
 
+# The settings' tuning matches: docs/results.md ("rave, measured").
 RAVE_EQUIV = 3000.0  # simulations at which the AMAF and Monte-Carlo values weigh the same
-C_UCT = 0.02  # exploration on top of RAVE's (0.02 beat 0.05 25-15 at 20k sims; docs/tournaments)
-EXPAND_VISITS = 8  # a leaf is expanded on its EXPAND_VISITS-th visit (the root at once); 8
-# won 10 of 14 games against 2 at 0.2 s a move (fewer expansions, ~15% more simulations)
+C_UCT = 0.02  # exploration on top of RAVE's
+# A leaf is expanded on its EXPAND_VISITS-th visit (the root at once): fewer expansions buy
+# about 15% more simulations.
+EXPAND_VISITS = 8
 PRIOR_VISITS = 12.0  # AMAF pseudo-visits of the priors
 PRIOR_SAFE = 0.35  # prior value of a point only the mover can play (keep it for later)
 PRIOR_STEP = 0.07  # prior value per point of the rollout policy's local score
 PATTERN_PRIOR = 0.1  # prior value per unit of the pattern table's logit (0: local-score priors)
 # Tree nodes over all threads, 27 bytes each (650 MB when full; pages are resident once used).
-# A simulation adds 1-3 nodes: a 60 s game's moves stay under 0.7M; the earlier cap of 3M was
-# full in 169 of 287 moves at 900 s (sp6-rave-900, 2026-11-27). 24M holds a 100 s move.
+# A simulation adds 1-3 nodes: a 60 s game's moves stay under 0.7M, a 900 s game's under 12M;
+# 24M holds a 100 s move (docs/tournaments.md, rave's memory).
 MAX_NODES = 24_000_000
 DEFAULT_SECONDS = 5.0  # per move when neither playouts, seconds nor a clock is given
 # Solver nodes per simulation when a move is limited by simulations alone: about half the
 # move's time at the two rates (the solver's 280,000 nodes/s against rave's ~60,000 sims/s).
 SOLVER_NODES_PER_SIM = 2
 OPENING_WEIGHT = 0.6  # the time plan counts an opening move (over 61 empty points) as 0.6 of one
-# The clock's keep for the endgame solver, lighter than the network engine's (which left 11.5%
-# of 60 s unspent at the first proof, rave-fast-vs-e55e623): a 1.2 s try (37 of 45 first proofs
-# took under 400,000 nodes), 0.6 s a move of the reach, 0.5% of the clock as reserve (a move
-# overruns its plan by a 5 ms batch at most), a tenth of a lag buffer per move the solver answers
-# (under 10 ms once proven). 1% and a fifth left 8% unspent where the first try proved at once on
-# a fast CPU; these leave 6.8% (rave-keep-vs-e55e623). docs/tournaments.md has the figures.
+# The clock's keep for the endgame solver, lighter than the network engine's (rave's solver
+# proves sooner, so the engine's keep leaves clock unspent): a 1.2 s try (most first proofs take
+# under 400,000 nodes), 0.6 s a move of the reach, 0.5% of the clock as reserve (a move overruns
+# its plan by a 5 ms batch at most), a tenth of a lag buffer per move the solver answers (under
+# 10 ms once proven). docs/results.md ("rave, measured") has the figures.
 RAVE_CLOCK = {"try_floor_seconds": 1.2, "reach_floor_seconds": 0.6, "reserve": 0.005,
               "solver_keep_share": 0.1}
 
@@ -208,9 +209,8 @@ class RaveAgent(SearchAgent):
         self.log = log
         self.max_nodes = max_nodes
         self.policy = dict(policy or {})  # rollout_scratch's knobs (default: playout's)
-        # In the order of rave_kernels' P_* slots.
-        self.params = np.array([c_uct, 1.0 / rave_equiv, expand_visits, prior_visits,
-                                PRIOR_SAFE, PRIOR_STEP, pattern_prior], dtype=np.float64)
+        self.params = kernel_params(c_uct, rave_equiv, expand_visits, prior_visits, PRIOR_SAFE,
+                                    PRIOR_STEP, pattern_prior)
         self.patterns = patterns or default_table()
         self._trees: list[_Tree] = []
         # The exact endgame solver (``solver.Solver``), tried before the search from
@@ -218,7 +218,7 @@ class RaveAgent(SearchAgent):
         self._solver = Solver(1 << 20) if solver else None
         self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
         # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
-        # the late middle game, where rave's games are decided (docs/tournaments.md).
+        # the late middle game, where rave's games are decided (docs/results.md, "rave, measured").
         # ``clock``: other TimePolicy fields (the solver zones' floors and keep; RAVE_CLOCK's
         # unless given).
         self.time_policy = TimePolicy(opening_weight=opening_weight,
@@ -289,7 +289,7 @@ class RaveAgent(SearchAgent):
 
         A call to the solver cannot be interrupted, so its node budget is sized from the rate
         it ran at last: a loaded machine runs it several times below the nominal rate, and a
-        budget sized by that rate alone lost a 60 s game on time (load average 8). The first
+        budget sized by that rate alone can lose a game on time. The first
         call of a move takes a quarter of the time left and measures the rate; the next one
         gets the rest at that rate (the table keeps what the first one proved)."""
         nodes = SOLVER_NODES

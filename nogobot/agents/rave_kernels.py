@@ -38,10 +38,25 @@ from ..engine.playout import local_score, policy_rollout
 from ..game.board import LAST, LAST2, NLEGAL_B, TO_MOVE, copy_position, play_stone
 from .patterns import lookup, move_code
 
-# Slots of the ``params`` array the kernels read (RaveAgent fills it in this order).
+# Slots of the ``params`` array the kernels read (``kernel_params`` fills it).
 P_C_UCT, P_INV_EQUIV, P_EXPAND, P_PRIOR_N, P_PRIOR_SAFE, P_PRIOR_STEP, P_PATTERN = range(7)
+P_COUNT = 7
 # Slots of the pattern table's ``extra`` array (patterns.PatternTable.kernel_args).
 X_UNKNOWN, X_NEAR = 0, 2  # unknown contested, unknown safe; near none, last, own last, both
+
+
+def kernel_params(c_uct: float, rave_equiv: float, expand_visits: int, prior_visits: float,
+                  prior_safe: float, prior_step: float, pattern_prior: float) -> np.ndarray:
+    """The ``params`` array of the kernels, by its ``P_*`` slots."""
+    params = np.zeros(P_COUNT, np.float64)
+    params[P_C_UCT] = c_uct
+    params[P_INV_EQUIV] = 1.0 / rave_equiv
+    params[P_EXPAND] = expand_visits
+    params[P_PRIOR_N] = prior_visits
+    params[P_PRIOR_SAFE] = prior_safe
+    params[P_PRIOR_STEP] = prior_step
+    params[P_PATTERN] = pattern_prior
+    return params
 
 
 @njit(cache=True, inline="always")
