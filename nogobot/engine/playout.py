@@ -43,7 +43,7 @@ with the same games (the same seed plays the same moves).
 Speed. ``_choose`` and ``_put`` are inlined into the move loop: a call to a numba function
 passing arrays increments and decrements each array's reference count with atomic
 instructions, and with a dozen arrays per call, twice a move, that was a third of a rollout's
-time (``perf``, 2026-11-24); inlined, numba prunes those pairs.
+time (``perf``; docs/results.md, "Speed"); inlined, numba prunes those pairs.
 
 Randomness: each rollout draws one seed from numba's ``np.random`` (the caller seeds it with
 ``np.random.seed`` inside a kernel) and runs its own xorshift generator from it, kept in the
@@ -75,8 +75,9 @@ from ..game.board import (
 # searches in one process can compare policies).
 P_LOCAL = 0.5  # chance of answering the last move locally before drawing at random
 SAMPLES = 1  # contested draws compared by local score (each costs a draw: speed)
-MIN_SCORE = -100  # a drawn contested point scoring less is played only if no draw does better
-# (off: rejecting the atari points, MIN_SCORE 0, won 3 of 9 games against it at 1,000 sims)
+# A drawn contested point scoring less is played only if no draw does better. -100 turns the
+# filter off: rejecting the atari points (0) played worse.
+MIN_SCORE = -100
 MAX_DRAWS = 6  # draws (legal for the mover) before falling back to a full scan
 
 # Workspace slots (see rollout_scratch).

@@ -277,7 +277,7 @@ class Searcher:
             if solved.result == LOSS and self.config.resist:
                 # Every move loses: play the one an imperfect opponent is likeliest to answer
                 # wrongly, with what is left of the solver's budget (the clock is otherwise
-                # idle from here; against rave a proven loss turned once in 21 games).
+                # idle from here; docs/results.md, "Endgame solver, measured").
                 chance = self.solver.resist(board, solved.move_nodes, budget - solved.nodes)
                 if chance is not None:
                     solved.move = chance[0]

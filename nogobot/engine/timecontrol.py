@@ -166,13 +166,13 @@ class ClockState:
 
 @dataclass(frozen=True)
 class TimePolicy:
-    """Knobs of the budget (seconds). Defaults are tuned for 9×9 NoGo, 15-minute sudden death."""
+    """Knobs of the budget (seconds). Defaults are tuned for 9×9 NoGo, 15-minute sudden death;
+    docs/engine.md ("Time control") gives the measurements behind them."""
 
     lag_buffer: float = 0.25  # subtracted per move for GTP/pipe/harness latency
     # Moves paid from main time keep back only this share of the lag buffer: an overrun there
-    # comes out of the reserve instead of losing the game, and the engine's own clock already
-    # counts everything from a command's receipt to its reply, so what is left is pipe latency
-    # (milliseconds). Holding the full buffer back on every move left ~12% of a 60 s clock unused.
+    # comes out of the reserve, and the engine's own clock already counts from a command's
+    # receipt to its reply, so what is left is pipe latency (milliseconds).
     main_lag_share: float = 0.2
     reserve: float = 0.02  # share of the main time never planned (safety), at least 2 lag buffers
     min_per_move: float = 0.05  # never plan less (an emergency move is policy + a tiny search)
@@ -183,35 +183,27 @@ class TimePolicy:
     # A move where the endgame solver is tried first (``SolverZones.tries``) counts as this
     # share of a thinking move, and one inside its reach (``SolverZones.reach``), where it
     # usually proves the game, as the second: about the chance that the move still needs its
-    # search. Counted as whole moves, the time kept for them was never spent once the proof
-    # came (the 60 s ledger against rave used a median 85% of the clock before its first proof;
-    # issue 19).
+    # search (counted as whole moves, the time kept for them is stranded once the proof comes).
     try_weight: float = 0.6
     reach_weight: float = 0.2
     # ... but a try never less than this many seconds (while an even share gives them): the
     # solver may spend about the plan (half the maximum: solver.solver_budget), and a try at
-    # 27-28 empty points needs up to about 2 s (560,000 nodes; the 60 s ledger's first proofs
-    # there took 80,000-290,000). Starved to 0.8 s, it missed proven wins in 3 of 8 losses
-    # (ledger-rave-6).
+    # 27-28 empty points needs up to about 2 s.
     try_floor_seconds: float = 2.0
-    # ... and a move in the reach never less than this: at 26 empty points the solver proves
-    # 37 of 40 ledger positions within 300,000 nodes (about 1 s).
+    # ... and a move in the reach never less than this (about 300,000 solver nodes).
     reach_floor_seconds: float = 1.0
     # ... and, while moves above the zones remain, a try keeps at most this many seconds for
     # later (the reach shrinks in step, down to reach_floor_seconds): planned at 20 s, a try's
-    # maximum gives the solver its whole node budget (half of it buys more than
-    # solver.SOLVER_NODES),
-    # and at 900 s the first try at 27-28 empty points proved the game in 8 of 8 games within
-    # 10 s. Kept as shares of a long clock's moves, the zones held 55-90 s there, stranded by
-    # that proof (rave-900-2: a median 91% of 900 s spent before it).
+    # maximum gives the solver its whole node budget, so on a long clock the rest goes to the
+    # moves above the zones instead of being stranded by the proof.
     try_cap_seconds: float = 20.0
     # Each move the solver will answer keeps this many lag buffers back (below).
     solver_keep_share: float = 0.5
     # The opening: own moves with more than ``opening_empty`` empty points count as
     # ``opening_weight`` of a move (1.0: no difference; needs the position's empty points), so
     # the clock they do not take goes to the middle game, where games between searchers of
-    # equal strength are decided. The network engine keeps 1.0 (its ledger was measured so);
-    # rave plans its opening at 0.6 of a move (agents.rave).
+    # equal strength are decided. The network engine keeps 1.0; rave plans its opening at 0.6
+    # of a move (agents.rave).
     opening_empty: int = 61
     opening_weight: float = 1.0
 
@@ -355,8 +347,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # Main time (absolute, Fischer, or the main phase of byo-yomi/Canadian).
     # Each move the solver answers keeps half a lag buffer (it answers in milliseconds once the
     # first proof is found; the first search takes up to ~0.2 s at 22 empty points); a
-    # thinking move keeps the main-time share of one. 60 s games used 91-95% of the clock
-    # before the solver took over with a full buffer kept per solver move.
+    # thinking move keeps the main-time share of one.
     solver_keep = policy.solver_keep_share * lag * solved_moves
     lag = lag * policy.main_lag_share
     guaranteed = 0.0  # what each move may also spend once main time is gone (overtime)
@@ -395,7 +386,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     maximum = min(planned * policy.extend_factor, cap * policy.extend_factor, hard_cap)
     # An extension never takes more than half of what the plan keeps for the moves after this
     # one: near the end a move's plan holds most of the clock, and an unstable last search
-    # used to leave the solver's moves an emergency share (60 s ledger, 2026-11-24).
+    # would leave the solver's moves only an emergency share.
     maximum = min(maximum, planned + 0.5 * max(usable - (planned - guaranteed), 0.0))
     maximum = max(maximum, policy.min_per_move)
     return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)

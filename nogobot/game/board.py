@@ -24,11 +24,11 @@ functions are what the search and the benchmarks call directly.
 Reference counts. numba counts references to each array with an atomic increment and decrement
 wherever a function takes, slices or passes it on, and prunes only some pairs; in the hot loops
 (a rollout's moves, the solver's nodes, a search's descents) the rest cost 60-80% of the time on
-an Intel Xeon guest (``perf``, 2026-11-26). Kernels that allocate no array and return none are
-therefore compiled with ``_nrt=False``, numba's flag that turns reference counting off in their
-code: the arrays they touch are owned by their callers, who keep them alive through the call.
-Such a kernel must never allocate, return or store an array (numba refuses the allocation when
-it compiles); policy rollouts ran 2.8x faster with the same moves.
+an Intel Xeon guest (``perf``). Kernels that allocate no array and return none are therefore
+compiled with ``_nrt=False``, numba's flag that turns reference counting off in their code: the
+arrays they touch are owned by their callers, who keep them alive through the call. Such a
+kernel must never allocate, return or store an array (numba refuses the allocation when it
+compiles); policy rollouts ran 2.8x faster with the same moves (docs/results.md, "Speed").
 """
 
 from __future__ import annotations

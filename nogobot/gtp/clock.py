@@ -1,8 +1,9 @@
 """The engine's game clock as GTP sets it (time_settings, kgs-time_settings, time_left, --time).
 
-The time control itself and the budget rules live in ``nogobot.engine.timecontrol`` (``TimeControl``,
-``ClockState``). This module keeps, per colour, what is left: the engine runs its own
-clock from ``clear_board`` (gogui-twogtp sends ``time_settings`` once and never ``time_left``),
+The time control itself and the budget rules live in ``nogobot.engine.timecontrol``
+(``TimeControl``, ``ClockState``). This module keeps, per colour, what is left: the engine runs
+its own clock from ``clear_board`` (gogui-twogtp sends ``time_settings`` once and never
+``time_left``),
 charging each ``genmove`` the time from receiving the command to answering it, and a
 ``time_left`` from the controller overrides that colour's state.
 """

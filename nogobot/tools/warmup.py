@@ -2,9 +2,8 @@
 
 numba compiles every kernel (``cache=True``) the first time a process uses it and writes the
 result to its cache (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``); later processes
-only load it. Measured on the 2-core CI-like machine (shared with other jobs): compiling what the
-network player uses (rules, features, search, endgame solver) took 23-28 s, the baselines' kernels
-another 8-10 s; loading all of it takes about 0.3 s.
+only load it. Compiling takes tens of seconds on a 2-core machine, loading well under a second
+(docs/results.md, "Start-up, measured").
 
 * ``nogobot warmup`` compiles ahead of time, at a moment the user chooses (the README's set-up
   command runs it), and also the baselines' kernels and a load of the shipped network.

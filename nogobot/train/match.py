@@ -5,7 +5,7 @@ GTP subprocesses and clocks; gating runs every generation on a shared 2-core mac
 single-threaded searches at fixed playouts in one process cost no start-up at all and do not
 depend on the machine's load. ``run_ladder`` (``nogobot train ladder``) plays a round robin of
 several players this way, spread over worker processes, and fits Bradley–Terry Elo
-(``nogobot.tournament.elo``): the ablation table of docs/training.md comes from it;
+(``nogobot.tournament.elo``): the ablation table of docs/results.md comes from it;
 ``merge_ladders`` (``train ladder-merge``) adds several ladders' results and refits, so a ladder
 extended by later runs keeps one scale.
 ``play_match`` spreads one match's games over worker processes (a run's gating), each game seeded

@@ -15,7 +15,7 @@ The first ``temperature_moves`` plies are sampled in proportion to the visits so
 differ; after that rave plays its own choice. Training reads the shards like any other
 (``nogobot train ... --from-games DIR``, or a campaign's ``replay.extra_games``), so the network
 learns the value that rollouts count and a network trained on 100-200-playout self-play misreads
-(issue 19: "the net misreads how many safe points each side keeps").
+(how many safe points each side keeps).
 
 Late positions (``late_positions``): instead of the empty board, each game may start from a
 position of a recorded game (tournament SGFs) with a given number of empty points, by default
