@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from nogobot.engine.candidates import Candidate, shown
 from nogobot.game import coords
 from nogobot.gtp import nogo_engine
 from nogobot.gtp.engine import GtpError, GtpSyntaxError
-from nogobot.gtp.views import Candidate, info_line, parse_analyze_args, shown
+from nogobot.gtp.views import info_line, parse_analyze_args
 from nogobot.tournament.gtp_client import GtpProcess
 
 VERTEX = r"[A-HJ][1-9]"

@@ -77,7 +77,7 @@ from ..game.coords import BLACK, WHITE
 
 DEFAULT_VISITS = 500
 DEFAULT_PV_LEN = 15
-MAX_PV_LEN = 19  # the tree's principal variation is at most 20 moves (views.PV_LENGTH)
+MAX_PV_LEN = 19  # a candidate's line is at most 20 moves (``candidates.PV_LENGTH``)
 MAX_VISITS = 100_000_000
 REPORT_AS = ("sidetomove", "black", "white")
 KNOWN_FIELDS = {"id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
@@ -284,7 +284,7 @@ def flips(report_as: str, to_move: int) -> bool:
 def answer_fields(task: Task, searcher, result, report_as: str) -> dict:
     """``moveInfos`` and ``rootInfo`` of a finished search (read before the searcher is
     reused: the tree is still the one searched)."""
-    from ..gtp import views
+    from ..engine.candidates import shown, tree_candidates
 
     board, size = task.board, task.board.size
     flip = flips(report_as, board.to_move)
@@ -294,7 +294,7 @@ def answer_fields(task: Task, searcher, result, report_as: str) -> dict:
 
     infos = []
     if board.num_legal() > 0:
-        cands = views.shown(views.tree_candidates(searcher, result), minmoves=1)
+        cands = shown(tree_candidates(searcher, result), minmoves=1)
         for k, c in enumerate(cands):
             w = wr(c.winrate)
             info = {"move": coords.to_gtp(c.move, size), "order": k, "visits": c.visits,

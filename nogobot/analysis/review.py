@@ -109,7 +109,8 @@ def collect(inputs: list[str]) -> list[Path | CollectedGame]:
     """Games from the arguments: files as given (each game of a collection on its own); a
     folder contributes its ``games.sgf`` (a ``nogobot tournament`` results folder), its
     ``sgf/*.sgf`` (older results folders) or else its ``*.sgf``."""
-    from ..tournament.folder import read_games, split_collection
+    from ..game.sgf import split_collection
+    from ..tournament.folder import read_games
 
     out: list[Path | CollectedGame] = []
     for item in inputs:

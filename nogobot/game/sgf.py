@@ -143,6 +143,19 @@ def parse(data: bytes | str) -> GameRecord:
     return rec
 
 
+def split_collection(data: bytes) -> list[tuple[str, bytes]]:
+    """(GN or "", SGF text) of every game of a collection, each as its own SGF text (not
+    checked as NoGo: ``parse`` does that). ValueError for text that is not SGF."""
+    from sgfmill import sgf_grammar
+
+    out = []
+    for tree in sgf_grammar.parse_sgf_collection(data):
+        game = sgf.Sgf_game.from_coarse_game_tree(tree)
+        root = game.get_root()
+        out.append((root.get("GN") if root.has_property("GN") else "", game.serialise()))
+    return out
+
+
 def load(path: str | Path) -> GameRecord:
     """Read and validate an SGF file (OSError if it cannot be read, SgfError if invalid)."""
     return parse(Path(path).read_bytes())

@@ -42,10 +42,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.candidates import Candidate, shown, tree_candidates
 from ..game import coords
 from . import live, views
 from .engine import Channel, GtpError, color, command, integer
-from .views import BLACK, COLOUR, NAME, AnalyzeRequest, Candidate, parse_analyze_args, shown
+from .views import BLACK, COLOUR, NAME, AnalyzeRequest, parse_analyze_args
 
 UNLIMITED_VISITS = 2**62  # analysis searches until input arrives (or the tree is full)
 
@@ -263,7 +264,7 @@ class AnalyzeCommands:
         limits = SearchLimits(playouts=agent.playouts,
                               seconds=None if agent.playouts else seconds)
         result = self._search(agent, work.copy(), limits)
-        cands = views.tree_candidates(agent.searcher(work.size), result)
+        cands = tree_candidates(agent.searcher(work.size), result)
         self._last_search = _Search(key, result.visits, result.playouts, result.seconds,
                                     result.winrate, result.reason, cands)
         self.game.log(f"analyze: searched {result.visits} visits in {result.seconds:.2f}s "

@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.candidates import shown, tree_candidates
 from . import views
-from .views import AnalyzeRequest, shown
+from .views import AnalyzeRequest
 
 
 class Every:
@@ -46,7 +47,7 @@ class AnalysisReporter:
 
     def __call__(self, result) -> None:
         # At least one move (by prior when nothing was searched yet): every stream reports.
-        cands = shown(views.tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
+        cands = shown(tree_candidates(self.searcher, result), max(self.req.minmoves, 1),
                       self.req.maxmoves)
         if not cands:
             return
@@ -79,7 +80,7 @@ class AnalysisReporter:
 def gfx_progress(searcher, work, result, limits) -> str:
     """The ``gogui-gfx:`` block of a running search: visits, principal variation, a status
     line and how far through its limits it is."""
-    cands = shown(views.tree_candidates(searcher, result))
+    cands = shown(tree_candidates(searcher, result))
     lines = views.visits_gfx(work.size, work.to_move, cands, result.pv, result.visits,
                              result.seconds)
     done = []

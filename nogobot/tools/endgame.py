@@ -232,7 +232,7 @@ def read_games(sources: list[str], size: int, log=None):
     """(source records, games): every readable ``size``×``size`` game of the SGF files (single
     games or collections) under ``sources``, each as a dict with its record and where it is."""
     from ..game import sgf
-    from ..tournament.folder import split_collection
+    from ..game.sgf import split_collection
 
     records, games = [], []
     for f in _sgf_files(sources):

@@ -29,21 +29,10 @@ import threading
 from pathlib import Path
 
 from ..core.atomicio import write_atomic, write_tmp
+from ..game.sgf import split_collection  # the SGF side, shared with review and the tools
 
 GAMES = "games.sgf"
 LOG_ARCHIVE = "logs.tar.gz"
-
-
-def split_collection(data: bytes) -> list[tuple[str, bytes]]:
-    """(GN or "", SGF text) of every game of a collection, each as its own SGF text."""
-    from sgfmill import sgf, sgf_grammar
-
-    out = []
-    for tree in sgf_grammar.parse_sgf_collection(data):
-        game = sgf.Sgf_game.from_coarse_game_tree(tree)
-        root = game.get_root()
-        out.append((root.get("GN") if root.has_property("GN") else "", game.serialise()))
-    return out
 
 
 def read_games(folder: str | Path) -> list[tuple[str, bytes]]:
