@@ -8,9 +8,10 @@ its search name the labelled winner; the same for the ``rave`` agent. A proof th
 a label is counted apart: one means a wrong proof somewhere.
 
 With ``--seconds`` the solver gets a node budget sized to the time at the rate it measures on
-the position (a quarter of the time at the nominal rate first, then the rest at the measured
-rate, its table kept), as the engine sizes it in play; a proof counts when it came within the
-time (5% grace for the last call's overrun). With ``--nodes`` it gets that many nodes, once:
+the position (an eighth of the time at the nominal rate first, then the rest at the measured
+rate, its table kept), as rave sizes it in play (a loaded machine runs it several times below
+the nominal rate); a proof counts when it came within the time (5% grace for the last call's
+overrun). A solver whose ``solve`` takes ``max_seconds`` is given the time instead. With ``--nodes`` it gets that many nodes, once:
 a figure any machine reproduces.
 """
 
@@ -45,7 +46,7 @@ def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, 
         res = solver.solve(board, 1 << 62, max_seconds=seconds)
         dt = time.perf_counter() - t0
         return (res.result if dt <= seconds * GRACE else UNKNOWN), res.nodes, dt
-    budget = max(int(SOLVER_NODES_PER_SECOND * seconds / 4), 1000)
+    budget = max(int(SOLVER_NODES_PER_SECOND * seconds / 8), 1000)
     used = 0
     while True:
         t = time.perf_counter()

@@ -91,11 +91,12 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
     todo = []
     per_depth: dict[int, int] = {}
     for p in sorted(positions, key=lambda p: (p.depth, p.id)):
+        # The first ``limit`` of each depth, as the bench's --limit takes them.
+        if limit is not None and per_depth.get(p.depth, 0) >= limit:
+            continue
+        per_depth[p.depth] = per_depth.get(p.depth, 0) + 1
         old = labels.get(p.id)
         if old is None or redo == "all" or (redo == "unknown" and old["result"] == "unknown"):
-            if limit is not None and per_depth.get(p.depth, 0) >= limit:
-                continue
-            per_depth[p.depth] = per_depth.get(p.depth, 0) + 1
             todo.append(p)
     header = {"format": LABELS_FORMAT, "version": 1, "budget_nodes": nodes,
               "move_budget_nodes": move_nodes, "solver": version,
