@@ -320,3 +320,34 @@ def test_evaluation_contract():
     out = ev.evaluate(np.zeros((3, 12, 9, 9), np.float32))
     assert isinstance(out, Evaluation)
     assert out.policy_logits.shape == (3, 81) and out.value.shape == (3,)
+
+
+def test_kernel_settings_fill_each_named_slot_once():
+    """The kernels read ``cfg_f``/``cfg_i`` by the ``CF_*``/``CI_*`` indices: each name has a
+    slot of its own, and ``kernel_settings`` puts each setting in its named slot."""
+    from nogobot.engine import mcts
+
+    f_names = [n for n in dir(mcts) if n.startswith("CF_") and n != "CF_COUNT"]
+    i_names = [n for n in dir(mcts) if n.startswith("CI_") and n != "CI_COUNT"]
+    assert sorted(getattr(mcts, n) for n in f_names) == list(range(mcts.CF_COUNT))
+    assert sorted(getattr(mcts, n) for n in i_names) == list(range(mcts.CI_COUNT))
+    cfg = SearchConfig(c_puct=2.5, fpu_reduction=0.3, virtual_loss=2.0, root_policy_temp=1.5,
+                       rollout_weight=0.25, top_k=7, selection=SELECT_KL_UCB, batch_size=32,
+                       rollout_count=6)
+    cfg_f, cfg_i = mcts.kernel_settings(cfg)
+    assert cfg_f[mcts.CF_C_PUCT] == 2.5 and cfg_f[mcts.CF_FPU_REDUCTION] == 0.3
+    assert cfg_f[mcts.CF_VIRTUAL_LOSS] == 2.0 and cfg_f[mcts.CF_ROOT_TEMP] == 1.5
+    assert cfg_f[mcts.CF_ROLLOUT_WEIGHT] == 0.25
+    assert cfg_i[mcts.CI_TOP_K] == 7 and cfg_i[mcts.CI_SELECTION] == SELECT_KL_UCB
+    assert cfg_i[mcts.CI_MAX_COLLISIONS] == 32 and cfg_i[mcts.CI_ROLLOUT_COUNT] == 6
+    assert cfg_i[mcts.CI_FORCED_CHILD] == -1
+
+
+def test_set_c_puct_reaches_the_kernels_and_keeps_the_tree():
+    s = Searcher(UniformEvaluator(), 9, SearchConfig(batch_size=8, rollout_weight=0.0), seed=1)
+    b = Board(9)
+    s.search(b, SearchLimits(playouts=64))
+    visits = int(s.tree.N[0])
+    s.set_c_puct(3.0)
+    assert s.c_puct == 3.0 and s.config.c_puct == 3.0
+    assert int(s.tree.N[0]) == visits  # the tree is kept
