@@ -293,8 +293,8 @@ def test_wheel_carries_the_default_net_and_the_suite_only(installed):
     assert suite and set(suite) <= {n.removeprefix("nogobot/") for n in names}
     nets = [n for n in names if n.endswith((".onnx", ".pt", ".npz"))]
     # The default net, and rave's pattern table (its tree priors, a few tens of kB).
-    assert sorted(nets) == [f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx",
-                            "nogobot/rave-patterns.npz"]
+    assert sorted(nets) == ["nogobot/agents/rave-patterns.npz",
+                            f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx"]
     assert f"nogobot/models/{DEFAULT_MODEL_NAME}.yaml" in names
     # The endgame truth suite (`nogobot bench endgame`).
     assert {"nogobot/tools/endgame_suite/positions.jsonl",
