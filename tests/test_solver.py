@@ -6,7 +6,8 @@ import pytest
 from numba import njit
 
 from nogobot.engine.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
-from nogobot.game.board import NLEGAL_B, TO_MOVE, Board, _play
+from nogobot.engine.solver_kernels import STATS_LEN
+from nogobot.game.board import BLACK, TO_MOVE, WHITE, Board, _play
 
 
 @njit(cache=True)
@@ -20,8 +21,7 @@ def brute_force(stones, root, nxt, libs, legal, meta, nbr, zob):
                                  legal.copy(), meta.copy())
             _play(s, r, n, l, lg, m, nbr, zob, p, c)
             v = -brute_force(s, r, n, l, lg, m, nbr, zob)
-            if v > best:
-                best = v
+            best = max(best, v)
     return best
 
 
@@ -129,7 +129,7 @@ def test_solver_survives_loading_from_numba_cache():
             "b = Board(9)\n"
             "while 81 - b.ply > 16: b.play(int(rng.choice(b.legal_moves())))\n"
             "print(solve(b, 200_000).result)\n")
-    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                            timeout=300) for _ in range(2)]
     for res in outs:
         assert res.returncode == 0, res.stderr[-2000:]
@@ -191,7 +191,7 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             r = Solver(1 << 14).solve(after, 5_000_000)
             cost[int(m)] = (-r.result, r.nodes)  # the result for b's side to move
         wins = sorted((n, m) for m, (r, n) in cost.items() if r == WIN)
-        hard = sorted((n, m) for m, (r, n) in cost.items() if n > 5 * (wins[0][0] + 50)) \
+        hard = sorted((n, m) for m, (r, n) in cost.items() if n > 8 * (wins[0][0] + 50)) \
             if wins else []
         if not hard:
             continue
@@ -202,11 +202,90 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             s = Solver(1 << 14)
             results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
             budget = np.array([hard_cost // 2], np.int64)
-            got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, moves, budget,
-                             per_move, results, nodes)
+            got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, s.work, s.gen,
+                             moves, budget, per_move, results, nodes, s.kernel_config(b), 0.0,
+                             np.zeros(STATS_LEN, np.int64))
             assert got == expected
             assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2
         checked += 1
         if checked == 3:
             break
     assert checked > 0
+
+
+def test_a_time_limit_stops_the_search_inside_the_kernel():
+    """``max_seconds`` is read inside the search (every ``clock_every`` nodes): an unsolvable
+    budget of nodes stops at the time limit, reports UNKNOWN and the nodes it did spend."""
+    s = Solver(1 << 16)
+    s.solve(random_position(5, np.random.default_rng(1), 6), 1000)  # compiled before timing
+    b = Board(7)
+    got = s.solve(b, 10**12, max_seconds=0.3)
+    assert got.result == UNKNOWN and got.timed_out
+    assert 0 < got.nodes < 10**9
+    assert got.seconds < 3.0  # a loaded 2-core box: far from a run without the limit
+    assert not s.solve(Board(3), 10**6, max_seconds=60).timed_out
+
+
+def test_table_sized_by_memory_and_kept_by_work():
+    """``tt_mb`` bounds the table's bytes; in a full bucket a new entry replaces the one of
+    least work, and an entry of an earlier generation before any of this one."""
+    from nogobot.engine.solver_kernels import C_GEN, tt_get, tt_put
+
+    s = Solver(tt_mb=1)
+    assert s.keys.nbytes + s.vals.nbytes + s.work.nbytes + s.gen.nbytes <= 1 << 20
+    s = Solver(16)
+    cfg = s.kernel_config(Board(3))
+    n = s.keys.size
+    a, b, c = 2 * n + 4, 4 * n + 4, 6 * n + 4  # one bucket (slots 4 and 5)
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, a, WIN, 10_000)
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, b, LOSS, 10)
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, c, WIN, 100)  # evicts b, the least work
+    assert (tt_get(s.keys, s.vals, a), tt_get(s.keys, s.vals, b),
+            tt_get(s.keys, s.vals, c)) == (WIN, 0, WIN)
+    cfg[C_GEN] += 1  # a later call: the old entries go first, whatever their work
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, b, LOSS, 1)
+    assert tt_get(s.keys, s.vals, b) == LOSS
+    s.clear()
+    assert tt_get(s.keys, s.vals, b) == 0
+
+
+def test_safe_counts_and_move_bounds_on_a_drawn_position():
+    """Black's wall with three eyes in one group (two safe moves); white's wall with one eye
+    (none: filling it is its last liberty in the end) and a two-point region black may enter
+    once, never twice."""
+    from nogobot.engine.solver_kernels import move_bounds, safe_counts
+
+    b = Board.from_ascii("""
+        . X . X .
+        X X X X X
+        X . X . X
+        O O O O O
+        O . . O .
+        """, to_move=BLACK)
+    scratch = np.full(4 * b.geo.area + 1, -1, np.int16)
+    sb, sw = safe_counts(b.stones, b.root, b.geo.nbr, scratch)
+    assert (sb, sw) == (3 - 1, 1 - 1)  # black: A5, C5, E5 in one group; white: E1
+    area = b.geo.area  # the parts read before they are written are left as they were found
+    assert np.all(scratch[:area] == -1)
+    mb, mw = move_bounds(b.stones, b.geo.nbr, b.legal, scratch)
+    assert np.all(scratch[:area] == -1) and np.all(scratch[2 * area:3 * area] == -1)
+    # Black may play its eyes, B3, D3 and one of B1/C1 (a region touching no black stone);
+    # white every point it may play now (each region touches white).
+    assert mb == b.num_legal(BLACK) - 1 and mw == b.num_legal(WHITE)
+
+
+def test_the_rules_reach_the_kernels():
+    """Each switch changes the search (else the differential tests would test one rule)."""
+    rng = np.random.default_rng(21)
+    seen = {"safe": 0, "symmetry": 0}
+    for _ in range(60):
+        b = random_position(5, rng, 12)
+        on, off = Solver(1 << 14).solve(b, 10**6), Solver(1 << 14, safe=False,
+                                                           safe_children=False).solve(b, 10**6)
+        seen["safe"] += on.safe_cuts > 0 and off.safe_cuts == 0
+    sym = Solver(1 << 16).solve(Board(4), 10**7)
+    flat = Solver(1 << 16, symmetry=False).solve(Board(4), 10**7)
+    assert sym.result == flat.result == LOSS and sym.nodes < flat.nodes
+    assert set(sym.move_results) == set(range(16)) and all(
+        r == LOSS for r in sym.move_results.values())
+    assert seen["safe"] > 0

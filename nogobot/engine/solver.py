@@ -1,49 +1,46 @@
-"""Exact endgame solver: depth-first negamax on win/loss with a transposition table (numba).
+"""The exact endgame solver's public face: ``Solver`` (a transposition table kept across calls,
+the rules switched on), ``SolveResult``, the engine's zones and node budget.
 
-NoGo has no draws, so a position is a win or a loss for the side to move, and alpha-beta on
-±1 values reduces to "is there a move after which the opponent is lost?" with a cut at the first
-such move. What makes it fast enough late in the game:
-
-* move ordering: every legal move is played one level down first, and those that leave the
-  opponent the fewest replies and us the most go first (they end games soonest and are the
-  likeliest wins); a move after which the opponent has no reply, or whose position the table
-  already holds as lost for the opponent, wins at once without a search. At the root the caller
-  may order by its priors (the search's visit counts) instead;
-* a transposition table keyed by the Zobrist hash (which includes the side to move);
-* a node budget: the solver answers UNKNOWN rather than run past it, so the caller can use it in
-  a time-limited move. ``Solver.solve`` spends it in two passes over the root moves (a small
-  share each, then the rest), so one hard move first in line cannot hide an easy win;
-* a preallocated stack of positions, one level per ply (the rules kernels have no undo), and a
-  loop instead of recursion.
-
-Measured on 9x9 positions from the 60 s rave ledger's games (2026-11-24, 2-core Xeon): the
-ordering spends about 2.5x more time per node and needs 2-3x fewer nodes; in equal time it
-solves 59 of 60 positions at 25-26 empty points (1 M nodes each) where plain mobility-proxy
-ordering solved 50, and 22 of 40 at 27 (about 1 s each) where it solved 18.
-
-``Solver.solve`` returns the result for the side to move and, for every root move, whether it
-wins, loses or is unknown, plus the nodes each took; a proven loss is answered with the move
-whose refutation took the most nodes (the stubbornest resistance), or, where the budget allows
-counting them (``Solver.resist``), with the move that leaves the opponent the smallest share of
-winning replies: against rave at 10,000 simulations a move, from 80 positions the engine had
-proven lost in 60 s games, it won 11% of 720 games where the stubbornest move won 4.6%
-(docs/engine.md). ``solver_budget`` is how many nodes a move
-searched within given limits may spend, ``SOLVER_MAX_EMPTY`` where the search starts to call
-the solver (at 28 empty points it proves 23 of 40 ledger positions in 500,000 nodes, about
-2 s), ``SOLVER_REACH_EMPTY`` where it usually proves the game within a move's budget (the time
-plan counts those moves as a share of a move), and ``SOLVER_INSTANT_EMPTY`` where it answers so
-fast that the time plan need not count the moves at all.
+``Solver.solve`` answers WIN / LOSS / UNKNOWN for the side to move within a node budget and,
+optionally, a time limit read inside the search (``solver_kernels`` holds the search, the table
+and the static rule of safe moves). Root moves are searched in two passes (a small share of the
+budget each, then the rest), so one hard move first in line cannot hide an easy win; moves the
+position's own symmetries map onto each other are searched once. A proven loss is answered with
+the move whose refutation took the most nodes, or, budget allowing, with the move that leaves the
+opponent the smallest share of winning replies (``Solver.resist``). docs/solver.md is the manual
+and holds the measurements.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numba import njit
 
-from ..game.board import LAST, NLEGAL_B, TO_MOVE, Board, play_stone, push_state
+from ..game.board import Board
+from .solver_kernels import (
+    C_CLOCK_MASK,
+    C_GEN,
+    C_SAFE,
+    C_SAFE_CHILD,
+    C_TT_WORK,
+    CFG_LEN,
+    LOSS,
+    S_SAFE,
+    S_TIMED_OUT,
+    S_TT_HITS,
+    STATS_LEN,
+    UNKNOWN,
+    WIN,
+    negamax,
+    order_root,
+    solve_root,
+)
 from .timecontrol import SolverZones
+
+# The search kernel under its former name (tests/test_kernels.py checks its compile flags).
+_negamax = negamax
 
 SOLVER_MAX_EMPTY = 28  # the search tries the solver, within its budget, at or below this
 SOLVER_REACH_EMPTY = 26  # at or below this it usually proves the game within a move's budget
@@ -70,193 +67,19 @@ def solver_budget(limits) -> int:
     return max(nodes, 100)
 
 
-WIN, LOSS, UNKNOWN = 1, -1, 0
+@dataclass(frozen=True)
+class SolverRules:
+    """The solver's switches (docs/solver.md measures each; the differential tests run each on
+    and off against plain negamax)."""
+
+    safe: bool = True  # the static rule of safe moves at every node
+    safe_children: bool = True  # ... and on every child while ordering the moves
+    tt_work: bool = True  # two-entry buckets, replacement by subtree work (else always-replace)
+    symmetry: bool = True  # root moves the position's symmetries map together are solved once
+    clock_every: int = 1024  # nodes between reads of the clock (a power of two)
 
 
-# The table and ordering helpers are inlined into the search loop (array reference counts per
-# call: see board._set_legal).
-@njit(cache=True, inline="always")
-def _tt_get(keys, vals, h):
-    i = h & (keys.shape[0] - 1)
-    if keys[i] == h and vals[i] != 0:
-        return vals[i]
-    return 0
-
-
-@njit(cache=True, inline="always")
-def _tt_put(keys, vals, h, v):
-    i = h & (keys.shape[0] - 1)
-    keys[i] = h
-    vals[i] = v
-
-
-@njit(cache=True, inline="always")
-def _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                    moves, score):
-    """Generate the legal moves at level d into ``moves[d]``, best first; return their count,
-    or -1 when one of them wins at once (the opponent has no reply, or the table already holds
-    its position as lost for the opponent).
-
-    Each move is played one level down to read the opponent's and our own legal counts after
-    it: moves that leave the opponent the fewest replies and us the most end games soonest and
-    are the likeliest wins, so a winning node is usually cut at its first child."""
-    meta = stk_m[d]
-    c = meta[TO_MOVE]
-    legal = stk_g[d]
-    area = legal.shape[1]
-    n = 0
-    for p in range(area):
-        if not legal[c, p]:
-            continue
-        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
-        play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
-                   stk_m[d + 1], nbr, zob, p, c)
-        m1 = stk_m[d + 1]
-        opp = m1[NLEGAL_B + 2 - c]
-        if opp == 0 or _tt_get(keys, vals, m1[1]) == LOSS:
-            return -1
-        key = 2 * opp - m1[NLEGAL_B + c - 1]
-        # insertion sort: at most a few dozen moves
-        i = n
-        while i > 0 and score[d, i - 1] > key:
-            moves[d, i] = moves[d, i - 1]
-            score[d, i] = score[d, i - 1]
-            i -= 1
-        moves[d, i] = p
-        score[d, i] = key
-        n += 1
-    return n
-
-
-@njit(cache=True, _nrt=False)
-def _negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-             score, budget, nmov, nxt_i, unknown):
-    """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN if the node budget
-    (budget[0]) ran out.
-
-    Depth-first, written as a loop over the preallocated stack rather than as recursion
-    (numba's on-disk cache crashes on some recursive functions: numba issues #6061, #6713).
-    Per level (the workspaces ``nmov``, ``nxt_i``, ``unknown``): how many ordered moves it
-    has, the next one to try, whether one was unknown. It allocates nothing, so it is compiled
-    without numba's reference counting (``board.play_stone`` says why)."""
-    ENTER, NEXT, RETURN = 0, 1, 2
-    d = start
-    mode = ENTER
-    v = UNKNOWN
-    while True:
-        if mode == ENTER:
-            meta = stk_m[d]
-            c = meta[TO_MOVE]
-            mode = RETURN
-            if meta[NLEGAL_B + c - 1] == 0:
-                v = LOSS
-                continue
-            v = _tt_get(keys, vals, meta[1])
-            if v != 0:
-                continue
-            if budget[0] <= 0:
-                v = UNKNOWN
-                continue
-            budget[0] -= 1
-            n = _order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
-                                vals, moves, score)
-            if n < 0:
-                _tt_put(keys, vals, meta[1], WIN)
-                v = WIN
-                continue
-            nmov[d] = n
-            nxt_i[d] = 0
-            unknown[d] = False
-            mode = NEXT
-        elif mode == NEXT:
-            i = nxt_i[d]
-            if i < nmov[d]:
-                push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
-                play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
-                           stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
-                d += 1
-                mode = ENTER
-            else:
-                if unknown[d]:
-                    v = UNKNOWN
-                else:
-                    v = LOSS
-                    _tt_put(keys, vals, stk_m[d][1], LOSS)
-                mode = RETURN
-        else:  # RETURN: v is the value at level d for its side to move
-            if d == start:
-                return v
-            d -= 1
-            if v == LOSS:  # the child is lost for its mover: this level wins
-                v = WIN
-                _tt_put(keys, vals, stk_m[d][1], WIN)
-            else:
-                if v == UNKNOWN:
-                    unknown[d] = True
-                nxt_i[d] += 1
-                mode = NEXT
-
-
-@njit(cache=True)
-def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
-               root_moves, budget, per_move, results, nodes):
-    """Solve the root moves (the position at level 0 of the stack, ``search_stack``) in the
-    given order, each with at most ``per_move`` of the shared node budget; ``results[i]``
-    (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]`` accumulate over
-    calls, and moves already solved in ``results`` are skipped. (Public: warmup checks its
-    cache entry.)"""
-    c = stk_m[0][TO_MOVE]
-    levels = stk_s.shape[0]
-    nmov = np.zeros(levels, np.int64)
-    nxt_i = np.zeros(levels, np.int64)
-    unknown = np.zeros(levels, np.bool_)
-    for i in range(root_moves.shape[0]):
-        if results[i] != UNKNOWN:
-            if results[i] == WIN:
-                return WIN
-            continue
-        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
-        play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
-                   root_moves[i], c)
-        before = budget[0]
-        cap = min(per_move, before)
-        budget[0] = cap
-        v = _negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                     score, budget, nmov, nxt_i, unknown)
-        used = cap - budget[0]
-        budget[0] = before - used
-        nodes[i] += used
-        results[i] = -v
-        if v == LOSS:
-            return WIN
-    for i in range(root_moves.shape[0]):
-        if results[i] == UNKNOWN:
-            return UNKNOWN
-    return LOSS
-
-
-@njit(cache=True)
-def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals):
-    """The legal moves of the side to move at level 0 of the stack in the solver's order
-    (``_order_children``); when one of them wins at once, only that move."""
-    n = _order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                        moves, score)
-    if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
-        return np.array([stk_m[1][LAST]], np.int64)
-    return moves[0, :n].copy()
-
-
-def search_stack(board: Board) -> tuple:
-    """A stack of positions for ``solve_root``/``order_root`` with ``board`` at level 0: the
-    six state arrays with a level axis in front, then the per-level move and score buffers.
-    Every ply fills a point, so no line is longer than the board's area."""
-    levels = board.geo.area + 2
-    state = board.arrays()
-    stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
-    for level, a in zip(stack, state):
-        level[0] = a
-    return (*stack, np.empty((levels, board.geo.area), np.int64),
-            np.empty((levels, board.geo.area), np.int64))
+ENTRY_BYTES = 11  # a table entry: key (8), value (1), work (1), generation (1)
 
 
 @dataclass
@@ -266,53 +89,151 @@ class SolveResult:
     nodes: int
     move_results: dict[int, int]
     move_nodes: dict[int, int] = field(default_factory=dict)  # nodes each root move took
+    seconds: float = 0.0
+    timed_out: bool = False  # the time limit stopped it
+    safe_cuts: int = 0  # nodes and children the static rule settled
+    tt_hits: int = 0
+
+
+def search_stack(board: Board) -> tuple:
+    """A stack of positions for the kernels with ``board`` at level 0: the six state arrays with
+    a level axis in front, then the per-level move and score buffers. Every ply fills a point,
+    so no line is longer than the board's area."""
+    levels = board.geo.area + 2
+    state = board.arrays()
+    stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
+    for level, a in zip(stack, state):
+        level[0] = a
+    return (*stack, np.empty((levels, board.geo.area), np.int64),
+            np.empty((levels, board.geo.area), np.int64))
+
+
+def symmetries(board: Board) -> list[np.ndarray]:
+    """The board symmetries (as point permutations ``perm``, stone at p moved to ``perm[p]``)
+    that leave ``board``'s stones where they are, the identity first."""
+    n = board.size
+    rows, cols = np.divmod(np.arange(n * n), n)
+    found = []
+    for k in range(8):
+        r, c = (cols, rows) if k & 1 else (rows, cols)
+        r = n - 1 - r if k & 2 else r
+        c = n - 1 - c if k & 4 else c
+        perm = r * n + c
+        if np.array_equal(board.stones[perm], board.stones):
+            found.append(perm)
+    return found
+
+
+def root_orbits(board: Board, moves: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
+    """``moves`` less those a symmetry of the position maps onto an earlier one (same result),
+    and each move's representative."""
+    perms = symmetries(board)
+    rep: dict[int, int] = {}
+    kept = []
+    for m in (int(x) for x in moves):
+        if m in rep:
+            continue
+        kept.append(m)
+        for perm in perms:
+            rep.setdefault(int(perm[m]), m)
+    return np.array(kept, np.int64), rep
 
 
 class Solver:
-    """Holds a transposition table across calls (positions recur from move to move)."""
+    """Holds a transposition table across calls (positions recur from move to move).
 
-    def __init__(self, tt_entries: int = 1 << 20):
-        n = 1 << max(4, int(tt_entries - 1).bit_length())
+    ``tt_entries`` (rounded up to a power of two) or ``tt_mb`` sizes the table; ``rules``
+    and/or keyword switches (``SolverRules``' fields) choose the rules."""
+
+    def __init__(self, tt_entries: int = 1 << 20, rules: SolverRules | None = None, *,
+                 tt_mb: float | None = None, **switches):
+        if tt_mb is not None:
+            tt_entries = max(16, int(tt_mb * (1 << 20) / ENTRY_BYTES))
+            n = 1 << (tt_entries.bit_length() - 1)  # at most tt_mb
+        else:
+            n = 1 << max(4, int(tt_entries - 1).bit_length())
+        self.rules = replace(rules or SolverRules(), **switches)
         self.keys = np.zeros(n, np.int64)
         self.vals = np.zeros(n, np.int8)
+        self.work = np.zeros(n, np.uint8)
+        self.gen = np.zeros(n, np.uint8)
+        self.generation = 0
+        self._root_safe_cuts = 0
+
+    def clear(self) -> None:
+        """Forget every stored result."""
+        self.keys[:] = 0
+        self.vals[:] = 0
+        self.work[:] = 0
+        self.gen[:] = 0
+
+    def kernel_config(self, board: Board) -> np.ndarray:
+        """The kernels' ``cfg`` array for a new call on ``board`` (a new table generation)."""
+        r = self.rules
+        self.generation = self.generation % 255 + 1
+        cfg = np.zeros(CFG_LEN, np.int64)
+        cfg[C_SAFE], cfg[C_SAFE_CHILD], cfg[C_TT_WORK] = r.safe, r.safe_children, r.tt_work
+        cfg[C_CLOCK_MASK] = max(1, r.clock_every) - 1
+        cfg[C_GEN] = self.generation
+        return cfg
 
     def solve(self, board: Board, max_nodes: int = 200_000,
-              priors: np.ndarray | None = None) -> SolveResult:
-        """Solve ``board`` for its side to move within ``max_nodes``. Root moves go in the
-        order of ``priors`` (e.g. the search's visit counts) or else the solver's own. A first
-        pass gives each a small share of the budget, so that a hard move first in line cannot
-        spend it all before an easy win later is seen; a second pass gives the rest to the
-        moves still unknown, in the same order."""
+              priors: np.ndarray | None = None,
+              max_seconds: float | None = None) -> SolveResult:
+        """Solve ``board`` for its side to move within ``max_nodes`` and ``max_seconds``. Root
+        moves go in the order of ``priors`` (e.g. the search's visit counts) or else the
+        solver's own. A first pass gives each a small share of the budget, so that a hard move
+        first in line cannot spend it all before an easy win later is seen; a second pass gives
+        the rest to the moves still unknown, in the same order."""
+        t0 = time.perf_counter()
+        deadline = t0 + max_seconds if max_seconds is not None else 0.0
         legal = board.legal_moves()
         if legal.size == 0:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
         stack = search_stack(board)
+        cfg = self.kernel_config(board)
+        stats = np.zeros(STATS_LEN, np.int64)
+        results_of: dict[int, int] = {}
         if priors is not None:
             moves = legal[np.argsort(-priors[legal], kind="stable")]
         else:
-            moves = order_root(*stack, g.nbr, g.zobrist, self.keys, self.vals)
-            if moves.size < legal.size:  # one move wins at once
-                return SolveResult(WIN, int(moves[0]), 1, {int(moves[0]): WIN})
+            moves, wins_at_once = order_root(*stack, g.nbr, g.zobrist, self.keys, self.vals,
+                                             cfg, stats)
+            if wins_at_once:
+                m = int(moves[0])
+                return SolveResult(WIN, m, 1, {m: WIN}, {m: 1},
+                                   seconds=time.perf_counter() - t0)
+            results_of = {int(m): LOSS for m in np.setdiff1d(legal, moves)}  # statically lost
+        rep = {int(m): int(m) for m in moves}
+        if self.rules.symmetry:
+            moves, rep = root_orbits(board, moves)
         budget = np.array([max_nodes], np.int64)
         results = np.zeros(moves.size, np.int64)
         nodes = np.zeros(moves.size, np.int64)
-        res = UNKNOWN
-        for per_move in (max(max_nodes // (4 * moves.size), 1), max_nodes):
-            res = solve_root(*stack, g.nbr, g.zobrist, self.keys, self.vals, moves, budget,
-                             per_move, results, nodes)
-            if res != UNKNOWN or budget[0] <= 0:
+        res = UNKNOWN if moves.size else LOSS
+        for per_move in (max(max_nodes // (4 * max(moves.size, 1)), 1), max_nodes):
+            if not moves.size:
                 break
-        per_move_result = {int(m): int(r) for m, r in zip(moves, results)}
+            res = solve_root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work,
+                             self.gen, moves, budget, per_move, results, nodes, cfg, deadline,
+                             stats)
+            if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
+                break
+        by_move = {int(m): int(r) for m, r in zip(moves, results)}
+        nodes_of = {int(m): int(n) for m, n in zip(moves, nodes)}
+        for m in rep:  # symmetric images share their representative's result
+            results_of[m] = by_move[rep[m]]
+        move_nodes = {m: nodes_of.get(m, 0) for m in results_of}
         if res == WIN:
             move = int(moves[int(np.flatnonzero(results == WIN)[0])])
         elif res == LOSS:
-            move = int(moves[int(np.argmax(nodes))])
+            move = int(moves[int(np.argmax(nodes))]) if moves.size else int(legal[0])
         else:
             move = -1
-        return SolveResult(int(res), move, int(max_nodes - budget[0]), per_move_result,
-                           {int(m): int(n) for m, n in zip(moves, nodes)})
-
+        return SolveResult(int(res), move, int(max_nodes - budget[0]), results_of, move_nodes,
+                           seconds=time.perf_counter() - t0, timed_out=bool(stats[S_TIMED_OUT]),
+                           safe_cuts=int(stats[S_SAFE]), tt_hits=int(stats[S_TT_HITS]))
 
     def resist(self, board: Board, move_nodes: dict[int, int],
                max_nodes: int = 200_000) -> tuple[int, int, int] | None:
@@ -364,6 +285,23 @@ class Solver:
         return wins, max_nodes - left
 
 
-def solve(board: Board, max_nodes: int = 200_000) -> SolveResult:
+def solve(board: Board, max_nodes: int = 200_000, **switches) -> SolveResult:
     """One-off solve with a fresh table."""
-    return Solver(1 << 16).solve(board, max_nodes)
+    return Solver(1 << 16, **switches).solve(board, max_nodes)
+
+
+__all__ = [
+    "LOSS",
+    "UNKNOWN",
+    "WIN",
+    "SolveResult",
+    "Solver",
+    "SolverRules",
+    "order_root",
+    "root_orbits",
+    "search_stack",
+    "solve",
+    "solve_root",
+    "solver_budget",
+    "symmetries",
+]

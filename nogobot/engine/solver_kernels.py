@@ -1,0 +1,434 @@
+"""The exact solver's numba kernels: depth-first negamax on win/loss over a stack of positions,
+its transposition table, the static rule of safe moves, and the clock it reads inside the search.
+
+NoGo has no draws, so a node is WIN or LOSS for its side to move, and alpha-beta on ±1 reduces
+to "is there a move after which the opponent is lost?", cut at the first such move. The rules
+kernels have no undo, so each ply is played on a copy one level down a preallocated stack, and
+the search is a loop, not recursion (numba's on-disk cache crashes on some recursive functions:
+numba issues #6061, #6713). The search loop and what it inlines allocate nothing and run
+without numba's reference counts (``board.play_stone`` says why).
+
+The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
+
+* ``C_SAFE``: the static rule of safe moves at every node (``safe_counts``);
+* ``C_SAFE_CHILD``: the same rule on each child while ordering: a child lost for the opponent
+  wins at once, a child won for the opponent is dropped (the move loses);
+* ``C_TT_WORK``: the table's buckets hold two entries and a new one replaces the entry of the
+  least work (log2 of the subtree's nodes), an entry of an earlier generation first; off, one
+  entry per slot, always replaced;
+* ``C_CLOCK_MASK``: the clock is read when the node count's low bits are zero under this mask.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit, objmode
+
+from ..game.board import EMPTY, LAST, NLEGAL_B, TO_MOVE, play_stone, push_state
+
+WIN, LOSS, UNKNOWN = 1, -1, 0
+
+C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN = range(5)
+CFG_LEN = 8
+# stats: the clock stopped the search; nodes settled by the static rule; table hits; the
+# node budget left when the clock stopped the search.
+S_TIMED_OUT, S_SAFE, S_TT_HITS, S_LEFT = range(4)
+STATS_LEN = 4
+
+
+@njit(cache=True)
+def clock() -> float:
+    """``time.perf_counter()`` from inside a kernel (an object-mode block: a few microseconds,
+    so the search reads it only every ``C_CLOCK_MASK + 1`` nodes). Not inlined: numba does not
+    inline a function holding an object-mode block."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+# -- the transposition table ------------------------------------------------------------------
+# keys int64 [n] (Zobrist hash, side to move included), vals int8 [n] (WIN / LOSS, 0 empty),
+# work uint8 [n] (bit length of the nodes its proof took), gen uint8 [n] (the solve call that
+# stored it). n is a power of two; a bucket is the pair of slots 2k, 2k + 1.
+
+
+@njit(cache=True, inline="always")
+def tt_get(keys, vals, h):
+    i = h & (keys.shape[0] - 2)
+    if keys[i] == h and vals[i] != 0:
+        return vals[i]
+    if keys[i + 1] == h and vals[i + 1] != 0:
+        return vals[i + 1]
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _bit_length(x):
+    n = 0
+    while x > 0:
+        n += 1
+        x >>= 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def tt_put(keys, vals, work, gen, cfg, h, v, nodes):
+    mask = keys.shape[0] - 1
+    w = min(_bit_length(nodes), 255)
+    if cfg[C_TT_WORK] == 0:
+        i = h & mask
+    else:
+        i = h & (mask - 1)
+        j = i + 1
+        if keys[j] == h:
+            i = j
+        elif keys[i] != h:
+            # The slot of least work, counting an entry of an earlier call as none (the game
+            # has moved on: most old positions cannot recur) and an empty slot as none.
+            wi = work[i] if (vals[i] != 0 and gen[i] == cfg[C_GEN]) else -1
+            wj = work[j] if (vals[j] != 0 and gen[j] == cfg[C_GEN]) else -1
+            if wj < wi:
+                i = j
+    keys[i] = h
+    vals[i] = v
+    work[i] = w
+    gen[i] = cfg[C_GEN]
+
+
+# -- safe moves ---------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _find(uf, x):
+    while uf[x] != x:
+        uf[x] = uf[uf[x]]
+        x = uf[x]
+    return x
+
+
+@njit(cache=True, inline="always")
+def safe_counts(stones, root, nbr, uf):
+    """(black's, white's) safe moves: moves a colour can make whatever either side plays.
+
+    An eye of colour c is an empty point whose every neighbour is a stone of c: the opponent
+    can never play it (its stone would have no liberty), and stones never leave. Join c's
+    blocks through their eyes: in each joined group with E eyes, c can fill E - 1 of them,
+    furthest first from one it keeps (each fill's block touches the eye kept or one nearer it,
+    still empty, so it keeps a liberty), whatever else happens on the board. So c's safe moves
+    number (eyes) - (groups with an eye). ``uf`` is scratch, int16 [4 * area + 1], all -1
+    (its first half used here), and left so."""
+    area = stones.shape[0]
+    eyes_b = eyes_w = 0
+    groups_b = groups_w = 0  # distinct blocks touched by an eye, less the joins: the groups
+    top = 0
+    for p in range(area):
+        if stones[p] != EMPTY:
+            continue
+        col = 0
+        eye = True
+        for k in range(4):
+            q = nbr[p, k]
+            if q < 0:
+                continue
+            s = stones[q]
+            if s == EMPTY or (col != 0 and s != col):
+                eye = False
+                break
+            col = s
+        if not eye or col == 0:
+            continue
+        first = -1
+        for k in range(4):
+            q = nbr[p, k]
+            if q < 0:
+                continue
+            r = root[q]
+            if uf[r] < 0:
+                uf[r] = r
+                uf[area + top] = r
+                top += 1
+                if col == 1:
+                    groups_b += 1
+                else:
+                    groups_w += 1
+            if first < 0:
+                first = r
+                continue
+            a = _find(uf, first)
+            b = _find(uf, r)
+            if a != b:
+                uf[b] = a
+                if col == 1:
+                    groups_b -= 1
+                else:
+                    groups_w -= 1
+        if col == 1:
+            eyes_b += 1
+        else:
+            eyes_w += 1
+    for i in range(top):
+        uf[uf[area + i]] = -1
+    return eyes_b - groups_b, eyes_w - groups_w
+
+
+@njit(cache=True, inline="always")
+def move_bounds(stones, nbr, legal, scratch):
+    """(black's, white's) most moves left: the points each may play now (a point illegal for a
+    colour stays so), less one in each region of empty points that touches no stone of that
+    colour: its stones there could only take liberties from each other, so they never fill
+    the region. ``scratch`` as ``safe_counts``'s, its third and fourth quarters used here."""
+    area = stones.shape[0]
+    mark = 2 * area
+    queue = 3 * area
+    most_b = most_w = 0
+    tail = 0
+    for p in range(area):
+        if stones[p] != EMPTY or scratch[mark + p] != -1:
+            continue
+        head = tail
+        scratch[mark + p] = 1
+        scratch[queue + tail] = p
+        tail += 1
+        size = legal_b = legal_w = 0
+        touch_b = touch_w = False
+        while head < tail:
+            q = scratch[queue + head]
+            head += 1
+            size += 1
+            legal_b += legal[1, q]
+            legal_w += legal[2, q]
+            for k in range(4):
+                r = nbr[q, k]
+                if r < 0:
+                    continue
+                s = stones[r]
+                if s == EMPTY:
+                    if scratch[mark + r] == -1:
+                        scratch[mark + r] = 1
+                        scratch[queue + tail] = r
+                        tail += 1
+                elif s == 1:
+                    touch_b = True
+                else:
+                    touch_w = True
+        most_b += legal_b if touch_b else min(legal_b, size - 1)
+        most_w += legal_w if touch_w else min(legal_w, size - 1)
+    for i in range(tail):
+        scratch[mark + scratch[queue + i]] = -1
+    return most_b, most_w
+
+
+@njit(cache=True, inline="always")
+def static_value(stones, root, legal, meta, nbr, scratch):
+    """WIN or LOSS for the side to move when its safe moves settle the game, else UNKNOWN.
+
+    A colour makes at most ``move_bounds`` more moves. The side to move wins when its safe
+    moves outnumber the opponent's most: it plays them and the opponent runs out first; it
+    loses when the opponent's safe moves are at least its own most: the opponent answers every
+    move."""
+    c = meta[TO_MOVE]
+    sb, sw = safe_counts(stones, root, nbr, scratch)
+    if sb == 0 and sw == 0:
+        return UNKNOWN
+    mb, mw = move_bounds(stones, nbr, legal, scratch)
+    s_me, s_opp, most_me, most_opp = (sb, sw, mb, mw) if c == 1 else (sw, sb, mw, mb)
+    if s_me > most_opp:
+        return WIN
+    if s_opp >= most_me:
+        return LOSS
+    return UNKNOWN
+
+
+# -- the search ----------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
+                   score, uf, cfg, stats):
+    """Generate the moves at level d into ``moves[d]``, best first; return their count, or -1
+    when one of them wins at once (the opponent has no reply, the table holds its position as
+    lost for the opponent, or, with ``C_SAFE_CHILD``, its safe moves settle it so).
+
+    Each move is played one level down to read the opponent's and our own legal counts after
+    it: moves that leave the opponent the fewest replies and us the most end games soonest and
+    are the likeliest wins, so a winning node is usually cut at its first child. With
+    ``C_SAFE_CHILD`` a move after which the opponent statically wins is left out (it loses)."""
+    meta = stk_m[d]
+    c = meta[TO_MOVE]
+    legal = stk_g[d]
+    area = legal.shape[1]
+    n = 0
+    for p in range(area):
+        if not legal[c, p]:
+            continue
+        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+        play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
+                   stk_m[d + 1], nbr, zob, p, c)
+        m1 = stk_m[d + 1]
+        opp = m1[NLEGAL_B + 2 - c]
+        if opp == 0 or tt_get(keys, vals, m1[1]) == LOSS:
+            return -1
+        if cfg[C_SAFE_CHILD]:
+            sv = static_value(stk_s[d + 1], stk_r[d + 1], stk_g[d + 1], m1, nbr, uf)
+            if sv == LOSS:
+                stats[S_SAFE] += 1
+                return -1
+            if sv == WIN:
+                stats[S_SAFE] += 1
+                continue
+        key = 2 * opp - m1[NLEGAL_B + c - 1]
+        # insertion sort: at most a few dozen moves
+        i = n
+        while i > 0 and score[d, i - 1] > key:
+            moves[d, i] = moves[d, i - 1]
+            score[d, i] = score[d, i - 1]
+            i -= 1
+        moves[d, i] = p
+        score[d, i] = key
+        n += 1
+    return n
+
+
+@njit(cache=True, _nrt=False)
+def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+            moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg, deadline, stats):
+    """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the node budget
+    (``budget[0]``) runs out or the clock passes ``deadline`` (a ``perf_counter`` time, none
+    when <= 0; then ``budget[0]`` is set to 0 and ``stats[S_TIMED_OUT]`` to 1).
+
+    Per level (the workspaces ``nmov``, ``nxt_i``, ``unknown``, ``entry``): how many ordered
+    moves it has, the next one to try, whether one was unknown, the budget when it was
+    entered (the proof's work, for the table)."""
+    ENTER, NEXT, RETURN = 0, 1, 2
+    d = start
+    mode = ENTER
+    v = UNKNOWN
+    clock_mask = cfg[C_CLOCK_MASK]
+    while True:
+        if mode == ENTER:
+            meta = stk_m[d]
+            c = meta[TO_MOVE]
+            mode = RETURN
+            if meta[NLEGAL_B + c - 1] == 0:
+                v = LOSS
+                continue
+            v = tt_get(keys, vals, meta[1])
+            if v != 0:
+                stats[S_TT_HITS] += 1
+                continue
+            if budget[0] <= 0:
+                v = UNKNOWN
+                continue
+            budget[0] -= 1
+            if deadline > 0 and (budget[0] & clock_mask) == 0 and clock() > deadline:
+                stats[S_LEFT] = budget[0]
+                budget[0] = 0
+                stats[S_TIMED_OUT] = 1
+                v = UNKNOWN
+                continue
+            if cfg[C_SAFE]:
+                v = static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf)
+                if v != UNKNOWN:
+                    stats[S_SAFE] += 1
+                    tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
+                    continue
+            entry[d] = budget[0] + 1
+            n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
+                               vals, moves, score, uf, cfg, stats)
+            if n < 0:
+                tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
+                v = WIN
+                continue
+            nmov[d] = n
+            nxt_i[d] = 0
+            unknown[d] = False
+            mode = NEXT
+        elif mode == NEXT:
+            i = nxt_i[d]
+            if i < nmov[d]:
+                push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+                play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
+                           stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
+                d += 1
+                mode = ENTER
+            else:
+                if unknown[d]:
+                    v = UNKNOWN
+                else:
+                    v = LOSS
+                    tt_put(keys, vals, work, gen, cfg, stk_m[d][1], LOSS, entry[d] - budget[0])
+                mode = RETURN
+        else:  # RETURN: v is the value at level d for its side to move
+            if d == start:
+                return v
+            d -= 1
+            if v == LOSS:  # the child is lost for its mover: this level wins
+                v = WIN
+                tt_put(keys, vals, work, gen, cfg, stk_m[d][1], WIN, entry[d] - budget[0])
+            else:
+                if v == UNKNOWN:
+                    unknown[d] = True
+                nxt_i[d] += 1
+                mode = NEXT
+
+
+@njit(cache=True)
+def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
+               work, gen, root_moves, budget, per_move, results, nodes, cfg, deadline, stats):
+    """Solve the root moves (the position at level 0 of the stack, ``solver.search_stack``) in
+    the given order, each with at most ``per_move`` of the shared node budget; ``results[i]``
+    (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]`` accumulate over
+    calls, and moves already solved in ``results`` are skipped. Stops at the first win, or
+    when the clock passes ``deadline``. (Public: warmup checks its cache entry.)"""
+    c = stk_m[0][TO_MOVE]
+    levels = stk_s.shape[0]
+    area = stk_s.shape[1]
+    nmov = np.zeros(levels, np.int64)
+    nxt_i = np.zeros(levels, np.int64)
+    unknown = np.zeros(levels, np.bool_)
+    entry = np.zeros(levels, np.int64)
+    uf = np.full(4 * area + 1, -1, np.int16)
+    for i in range(root_moves.shape[0]):
+        if results[i] != UNKNOWN:
+            if results[i] == WIN:
+                return WIN
+            continue
+        if stats[S_TIMED_OUT]:
+            return UNKNOWN
+        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
+        play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
+                   root_moves[i], c)
+        before = budget[0]
+        cap = min(per_move, before)
+        budget[0] = cap
+        v = negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work,
+                    gen, moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg, deadline,
+                    stats)
+        # The clock zeroes the budget when it stops the search; what was left is in stats.
+        used = cap - (stats[S_LEFT] if stats[S_TIMED_OUT] else budget[0])
+        budget[0] = before - used
+        nodes[i] += used
+        results[i] = -v
+        if v == LOSS:
+            return WIN
+    for i in range(root_moves.shape[0]):
+        if results[i] == UNKNOWN:
+            return UNKNOWN
+    return LOSS
+
+
+@njit(cache=True)
+def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
+               cfg, stats):
+    """The moves of the side to move at level 0 of the stack in the solver's order
+    (``order_children``) and whether the first wins at once (then it is the only one given).
+    Legal moves left out lose (the static rule settles them for the opponent)."""
+    area = stk_s.shape[1]
+    uf = np.full(4 * area + 1, -1, np.int16)
+    n = order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
+                       moves, score, uf, cfg, stats)
+    if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
+        return np.array([stk_m[1][LAST]], np.int64), True
+    return moves[0, :n].copy(), False
