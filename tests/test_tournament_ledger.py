@@ -24,7 +24,7 @@ from nogobot.tournament.spec import load_spec
 TOURNAMENTS = ROOT / "tournaments"
 LEDGER = TOURNAMENTS / "ledger"
 # What a user runs, each read for who it is for (the rest is the ledger's record).
-USER_SPECS = {"baselines", "blitz", "ccgc-900", "review-demo", "sprt-playouts", "targets"}
+USER_SPECS = {"baselines", "blitz", "ccgc-900", "review-demo", "sprt-playouts"}
 DATA_SUFFIXES = (".onnx", ".json", ".sgf", ".npz")  # files an engine command may name
 
 CANDIDATES = LEDGER / "candidates"  # nets with their sidecars (YAML too), and books
