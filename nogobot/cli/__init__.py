@@ -13,7 +13,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import analysis, bench, book, engine, matches, train
+from . import analysis, bench, book, engine, matches, solve, train
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,5 +23,5 @@ def main() -> None:
 
 
 for _command in (*engine.COMMANDS, *analysis.COMMANDS, bench.bench, *train.COMMANDS,
-                 *matches.COMMANDS, *book.COMMANDS):
+                 *matches.COMMANDS, *book.COMMANDS, *solve.COMMANDS):
     main.add_command(_command)

@@ -179,12 +179,13 @@ class Solver:
 
     def solve(self, board: Board, max_nodes: int = 200_000,
               priors: np.ndarray | None = None,
-              max_seconds: float | None = None) -> SolveResult:
+              max_seconds: float | None = None, same_generation: bool = False) -> SolveResult:
         """Solve ``board`` for its side to move within ``max_nodes`` and ``max_seconds``. Root
         moves go in the order of ``priors`` (e.g. the search's visit counts) or else the
         solver's own. A first pass gives each a small share of the budget, so that a hard move
         first in line cannot spend it all before an easy win later is seen; a second pass gives
-        the rest to the moves still unknown, in the same order."""
+        the rest to the moves still unknown, in the same order. ``same_generation``: the table
+        counts this call's entries as the last call's (a search resumed in slices of time)."""
         t0 = time.perf_counter()
         deadline = t0 + max_seconds if max_seconds is not None else 0.0
         legal = board.legal_moves()
@@ -192,6 +193,8 @@ class Solver:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
         stack = search_stack(board)
+        if same_generation:
+            self.generation = (self.generation - 1) % 255
         cfg = self.kernel_config(board)
         stats = np.zeros(STATS_LEN, np.int64)
         results_of: dict[int, int] = {}

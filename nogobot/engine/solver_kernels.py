@@ -38,13 +38,27 @@ S_TIMED_OUT, S_SAFE, S_TT_HITS, S_LEFT = range(4)
 STATS_LEN = 4
 
 
+_stop = [False]
+
+
+def request_stop(stop: bool = True) -> None:
+    """Make every search running or started stop at its next read of the clock, as if its time
+    were up (Ctrl-C in `nogobot solve`: a signal handler may call it); ``False`` clears it."""
+    _stop[0] = stop
+
+
+def _now() -> float:
+    return float("inf") if _stop[0] else time.perf_counter()
+
+
 @njit(cache=True)
 def clock() -> float:
-    """``time.perf_counter()`` from inside a kernel (an object-mode block: a few microseconds,
-    so the search reads it only every ``C_CLOCK_MASK + 1`` nodes). Not inlined: numba does not
-    inline a function holding an object-mode block."""
+    """``time.perf_counter()`` from inside a kernel, or infinity once ``request_stop`` was
+    called (an object-mode block: a few microseconds, so the search reads it only every
+    ``C_CLOCK_MASK + 1`` nodes). Not inlined: numba does not inline a function holding an
+    object-mode block."""
     with objmode(t="float64"):
-        t = time.perf_counter()
+        t = _now()
     return t
 
 
