@@ -67,7 +67,18 @@ def test_every_spec_loads_and_names_files_that_exist(path):
         assert not missing, f"{path.name} names {missing}, not in the repository"
 
 
-RESUMABLE = [p for p in SPECS if load_spec(p).results is not None]
+# Specs written for a match not yet played: no results folder yet (remove a name once it runs).
+NOT_YET_PLAYED = {"time-doubling-15-60", "time-doubling-60-240"}
+RESUMABLE = [p for p in SPECS
+             if load_spec(p).results is not None and p.stem not in NOT_YET_PLAYED]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_YET_PLAYED))
+def test_a_match_not_yet_played_has_no_results(name, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    (path,) = [p for p in SPECS if p.stem == name]
+    assert not (default_out(load_spec(path.relative_to(ROOT))) / "results.jsonl").exists(), \
+        f"{name} has been played: take it out of NOT_YET_PLAYED"
 
 
 def test_the_resumable_matches_are_found():
