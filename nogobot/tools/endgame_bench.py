@@ -193,7 +193,7 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
     report. SuiteError for a missing or unreadable suite."""
     folder = Path(suite)
     header, positions = load_positions(folder)
-    lab_header, labels = load_labels(folder)
+    _, labels = load_labels(folder)
     chosen = _select(positions, labels, set(depths or ()), split, limit)
     if not chosen:
         raise SuiteError(f"{folder}: no position matches the depth, split and limit given")
@@ -229,7 +229,8 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
               "machine": machine(),
               "budget_key": key, "seconds": seconds, "nodes": nodes,
               "suite": {"positions": header.get("positions"), "seed": header.get("seed"),
-                        "labels_budget": lab_header.get("budget_nodes")},
+                        "labels_budget": sorted({labels[p.id]["budget"][0] for p in chosen
+                                                 if "budget" in labels.get(p.id, {})})},
               "depths": {str(d): _summary([r for r in rows if r["depth"] == d])
                          for d in sorted({r["depth"] for r in rows})},
               "rows": rows}
@@ -251,8 +252,9 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     budget = (f"{report['nodes']:,} solver nodes{players}" if report["nodes"] is not None
               else f"{report['seconds']:g} s a move")
     labels = report["suite"]["labels_budget"]
-    echo(f"endgame suite ({report['suite']['positions']} positions; labels within "
-         f"{labels:,} solver nodes)" if labels else "endgame suite (no labels yet)")
+    within = " or ".join(f"{n:,}" for n in labels)
+    echo(f"endgame suite ({report['suite']['positions']} positions; these labelled within "
+         f"{within} solver nodes)" if labels else "endgame suite (no labels yet)")
     echo(f"budget: {budget}; {report['machine']}; {report['date']}")
     base = (f"baseline: the solver of {baseline['when']} ({baseline['machine']})"
             if baseline else "no baseline recorded at this budget")
