@@ -268,3 +268,35 @@ def test_shipped_labels_belong_to_the_suite():
             assert (lab["winner"] == side) == (lab["result"] == "win")
         if lab["result"] == "loss":
             assert not lab["wins"] and not lab["open"]
+
+
+def test_timed_solver_with_and_without_a_clock_of_its_own(tiny, monkeypatch):
+    """``solve_within`` gives a solver with ``max_seconds`` the time; one without gets node
+    budgets sized to it at the rate it measures."""
+    from nogobot.engine import solver as solver_module
+    from nogobot.tools.endgame_bench import solve_within
+
+    board = load_positions(tiny)[1][0].board()
+    calls = []
+
+    class NodesOnly:
+        def __init__(self, entries):
+            pass
+
+        def solve(self, board, max_nodes):
+            calls.append(max_nodes)
+            return solver_module.SolveResult(solver_module.UNKNOWN, -1, max_nodes, {})
+
+    monkeypatch.setattr(solver_module, "Solver", NodesOnly)
+    result, nodes, seconds = solve_within(board, 0.2, None)
+    assert result == solver_module.UNKNOWN and len(calls) >= 2 and nodes == sum(calls)
+    assert calls[0] == max(int(solver_module.SOLVER_NODES_PER_SECOND * 0.2 / 8), 1000)
+
+    class Clocked(NodesOnly):
+        def solve(self, board, max_nodes, max_seconds=None):
+            calls.append(max_seconds)
+            return solver_module.SolveResult(solver_module.WIN, 0, 5, {0: solver_module.WIN})
+
+    monkeypatch.setattr(solver_module, "Solver", Clocked)
+    calls.clear()
+    assert solve_within(board, 0.2, None)[:2] == (solver_module.WIN, 5) and calls == [0.2]

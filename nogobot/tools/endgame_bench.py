@@ -43,7 +43,7 @@ def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, 
         res = solver.solve(board, nodes)
         return res.result, res.nodes, time.perf_counter() - t0
     if "max_seconds" in inspect.signature(solver.solve).parameters:  # a solver with a clock
-        res = solver.solve(board, 1 << 62, max_seconds=seconds)
+        res = solver.solve(board, 1 << 40, max_seconds=seconds)
         dt = time.perf_counter() - t0
         return (res.result if dt <= seconds * GRACE else UNKNOWN), res.nodes, dt
     budget = max(int(SOLVER_NODES_PER_SECOND * seconds / 8), 1000)
@@ -56,7 +56,7 @@ def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, 
         left = seconds - (now - t0)
         if res.result != UNKNOWN or left <= 0.02 * seconds:
             break
-        budget = max(int(res.nodes / max(now - t, 1e-6) * left), 1000)
+        budget = int(min(max(res.nodes / max(now - t, 1e-6) * left, 1000), 1 << 40))
     dt = time.perf_counter() - t0
     return (res.result if dt <= seconds * GRACE else UNKNOWN), used, dt
 
