@@ -358,8 +358,10 @@ without setup stones on an odd board, White at an even number of empty points.
 - `labels.jsonl`: header line with the solver's budget, then per position: `result` for the side
   to move (`win`, `loss`, `unknown`: not settled within the budget, kept and counted), `winner`
   (`B`, `W` or null), `wins`/`losses`/`open` (root moves proven winning, losing, not settled),
-  `complete` (every winning move known), `nodes`, `seconds`. Made and resumed by
-  `nogobot bench endgame-label` (it keeps what is labelled and relabels with `--redo`).
+  `complete` (every winning move known), `nodes`, `seconds`, `budget` (nodes for the verdict
+  and for the other winning moves) and `solver` (a hash of the solver's source). Made and
+  resumed by `nogobot bench endgame-label` (it keeps what is labelled and relabels with
+  `--redo`).
 - `baseline.json`: `nogobot bench endgame --json` output for the solver the suite was labelled
   with, printed beside later runs at the same budget.
 """
