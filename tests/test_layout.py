@@ -39,7 +39,7 @@ EXPLAINED = {
 
 MAX_LINES = 500
 # Modules of numba kernels may be longer: a kernel and the helpers it inlines have to live in
-# one module for numba's cache to stay valid (warmup.drop_stale_kernels), and splitting the
+# one module for numba's cache to stay valid (kernelcache.drop_stale_kernels), and splitting the
 # rules or the tree arrays across modules would scatter one data structure's code.
 KERNEL_MODULES = {
     "game/board.py": "the rules: union-find blocks, liberty bitsets, legal masks, zobrist",

@@ -8,7 +8,7 @@ tree. The venv takes about 700 MB and is deleted afterwards. Fast tests cover th
 pyproject.toml's package list and package data (the default net and the suite are kept once, in
 the top-level ``models/`` and ``gtp_conformance/``, and mapped into the package),
 ``modelfile.resolve_model`` (``--model`` as a file or a shipped net's name) and
-``warmup.ensure_kernel_cache`` (numba's cache when the install is read-only).
+``kernelcache.ensure_kernel_cache`` (numba's cache when the install is read-only).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def _ensure_cache_in_child(tmp_path: Path, setup: str) -> tuple[str, list[str]]:
     code = textwrap.dedent("""
         import os, sys
         from pathlib import Path
-        from nogobot.tools.warmup import ensure_kernel_cache
+        from nogobot.core.kernelcache import ensure_kernel_cache
         read_only = Path("/proc/nogobot-test")  # /proc refuses new folders, even to root
         tmp = Path(sys.argv[1])
     """) + textwrap.dedent(setup) + textwrap.dedent("""
@@ -179,7 +179,7 @@ def test_read_only_install_with_nowhere_to_cache_still_runs(tmp_path):
 
 def test_writable_install_keeps_numbas_default(tmp_path):
     code = ("import os, sys; from pathlib import Path;"
-            " from nogobot.tools.warmup import ensure_kernel_cache;"
+            " from nogobot.core.kernelcache import ensure_kernel_cache;"
             " print(ensure_kernel_cache(package_dir=Path(sys.argv[1])),"
             " os.environ.get('NUMBA_CACHE_DIR'))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
@@ -203,7 +203,8 @@ def test_a_kernels_callee_changed_in_another_module_is_recompiled(tmp_path):
         (pkg / "b.py").write_text(f"from numba import njit\n\n\n@njit(cache=True)\n"
                                   f"def g(x):\n    return {body}\n")
 
-    code = ("import sys; from pathlib import Path; from nogobot.tools.warmup import drop_stale_kernels;"
+    code = ("import sys; from pathlib import Path;"
+            " from nogobot.core.kernelcache import drop_stale_kernels;"
             " dropped = drop_stale_kernels(Path(sys.argv[1]));"
             " from pkg.a import f; print(dropped, f(1))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
@@ -228,14 +229,14 @@ def test_a_kernels_callee_changed_in_another_module_is_recompiled(tmp_path):
 def test_stale_kernel_check_finds_numbas_cache_folder(tmp_path, monkeypatch):
     from numba.core.caching import UserProvidedCacheLocator
 
-    from nogobot.tools import warmup
+    from nogobot.core import kernelcache
 
-    source = Path(warmup.__file__).parent / "agents"
+    source = Path(kernelcache.__file__).parents[1] / "agents"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert warmup._cache_folder(source) == tmp_path / \
+    assert kernelcache.cache_folder(source) == tmp_path / \
         UserProvidedCacheLocator.get_suitable_cache_subpath(str(source / "rave.py"))
     monkeypatch.delenv("NUMBA_CACHE_DIR")
-    assert warmup._cache_folder(source) == source / "__pycache__"
+    assert kernelcache.cache_folder(source) == source / "__pycache__"
 
 
 # -- the wheel, installed into a fresh venv -----------------------------------------------------

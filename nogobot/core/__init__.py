@@ -1,1 +1,2 @@
-"""What every layer may use: atomic file writes and where the package's data folders are."""
+"""What every layer may use: atomic file writes, where the package's data folders are, and
+numba's kernel cache (``kernelcache``, set up when the package is imported)."""
