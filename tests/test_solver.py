@@ -203,7 +203,7 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
             budget = np.array([hard_cost // 2], np.int64)
             got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, s.work, s.gen,
-                             moves, budget, per_move, results, nodes, s.kernel_config(b), 0.0,
+                             s.pkeys, s.pphi, s.pdelta, moves, budget, per_move, results, nodes, s.kernel_config(b), 0.0,
                              np.zeros(STATS_LEN, np.int64))
             assert got == expected
             assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2
@@ -233,6 +233,9 @@ def test_table_sized_by_memory_and_kept_by_work():
 
     s = Solver(tt_mb=1)
     assert s.keys.nbytes + s.vals.nbytes + s.work.nbytes + s.gen.nbytes <= 1 << 20
+    s = Solver(tt_mb=1, dfpn=True)
+    assert sum(a.nbytes for a in (s.keys, s.vals, s.work, s.gen, s.pkeys, s.pphi,
+                                  s.pdelta)) <= 1 << 20
     s = Solver(16)
     cfg = s.kernel_config(Board(3))
     n = s.keys.size

@@ -18,7 +18,8 @@ from nogobot.game.board import Board
 OFF = {"safe": False, "safe_children": False, "tt_work": False, "symmetry": False}
 VARIANTS = {"default": {}, "all-off": OFF,
             **{f"only-{k}": {**OFF, k: True} for k in OFF},
-            **{f"no-{k}": {k: False} for k in OFF}}
+            **{f"no-{k}": {k: False} for k in OFF},
+            "dfpn": {"dfpn": True}, "dfpn-all-off": {**OFF, "dfpn": True}}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_solver_agrees_with_the_reference(positions, variant):
                 assert reference_value(after) == -r, f"{variant}\n{b}\nmove {m}"
 
 
-@pytest.mark.parametrize("variant", ["default", "all-off"])
+@pytest.mark.parametrize("variant", ["default", "all-off", "dfpn"])
 def test_symmetric_positions_get_the_same_verdict(variant):
     for b in random_small_positions(56, 40):
         base = Solver(1 << 14, **VARIANTS[variant]).solve(b, 10_000_000).result
@@ -67,7 +68,7 @@ def test_reference_knows_3x3():
 
 
 @pytest.mark.slow  # about 3 M nodes with every rule off
-@pytest.mark.parametrize("variant", ["default", "all-off"])
+@pytest.mark.parametrize("variant", ["default", "all-off", "dfpn"])
 def test_published_small_boards(variant):
     """3x3 is a first-player win; on 4x4 every opening loses (the second player wins)."""
     solver = Solver(1 << 18, **VARIANTS[variant])

@@ -21,6 +21,7 @@ import numpy as np
 from ..game.board import Board
 from .solver_kernels import (
     C_CLOCK_MASK,
+    C_DFPN,
     C_GEN,
     C_SAFE,
     C_SAFE_CHILD,
@@ -34,9 +35,8 @@ from .solver_kernels import (
     UNKNOWN,
     WIN,
     negamax,
-    order_root,
-    solve_root,
 )
+from .solver_root import order_root, solve_root
 from .timecontrol import SolverZones
 
 # The search kernel under its former name (tests/test_kernels.py checks its compile flags).
@@ -76,10 +76,12 @@ class SolverRules:
     safe_children: bool = True  # ... and on every child while ordering the moves
     tt_work: bool = True  # two-entry buckets, replacement by subtree work (else always-replace)
     symmetry: bool = True  # root moves the position's symmetries map together are solved once
+    dfpn: bool = False  # depth-first proof-number search instead of negamax below the root
     clock_every: int = 1024  # nodes between reads of the clock (a power of two)
 
 
 ENTRY_BYTES = 11  # a table entry: key (8), value (1), work (1), generation (1)
+DFPN_ENTRY_BYTES = 16  # df-pn's: key (8), phi (4), delta (4)
 
 
 @dataclass
@@ -147,16 +149,22 @@ class Solver:
 
     def __init__(self, tt_entries: int = 1 << 20, rules: SolverRules | None = None, *,
                  tt_mb: float | None = None, **switches):
+        self.rules = replace(rules or SolverRules(), **switches)
         if tt_mb is not None:
-            tt_entries = max(16, int(tt_mb * (1 << 20) / ENTRY_BYTES))
+            per_entry = ENTRY_BYTES + (DFPN_ENTRY_BYTES if self.rules.dfpn else 0)
+            tt_entries = max(16, int(tt_mb * (1 << 20) / per_entry))
             n = 1 << (tt_entries.bit_length() - 1)  # at most tt_mb
         else:
             n = 1 << max(4, int(tt_entries - 1).bit_length())
-        self.rules = replace(rules or SolverRules(), **switches)
         self.keys = np.zeros(n, np.int64)
         self.vals = np.zeros(n, np.int8)
         self.work = np.zeros(n, np.uint8)
         self.gen = np.zeros(n, np.uint8)
+        # df-pn's numbers for unproven positions (a slot each; a stub when df-pn is off).
+        m = n if self.rules.dfpn else 2
+        self.pkeys = np.zeros(m, np.int64)
+        self.pphi = np.zeros(m, np.int32)
+        self.pdelta = np.zeros(m, np.int32)
         self.generation = 0
         self._root_safe_cuts = 0
 
@@ -166,6 +174,7 @@ class Solver:
         self.vals[:] = 0
         self.work[:] = 0
         self.gen[:] = 0
+        self.pkeys[:] = 0
 
     def kernel_config(self, board: Board) -> np.ndarray:
         """The kernels' ``cfg`` array for a new call on ``board`` (a new table generation)."""
@@ -175,6 +184,7 @@ class Solver:
         cfg[C_SAFE], cfg[C_SAFE_CHILD], cfg[C_TT_WORK] = r.safe, r.safe_children, r.tt_work
         cfg[C_CLOCK_MASK] = max(1, r.clock_every) - 1
         cfg[C_GEN] = self.generation
+        cfg[C_DFPN] = r.dfpn
         return cfg
 
     def solve(self, board: Board, max_nodes: int = 200_000,
@@ -219,8 +229,8 @@ class Solver:
             if not moves.size:
                 break
             res = solve_root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work,
-                             self.gen, moves, budget, per_move, results, nodes, cfg, deadline,
-                             stats)
+                             self.gen, self.pkeys, self.pphi, self.pdelta, moves, budget,
+                             per_move, results, nodes, cfg, deadline, stats)
             if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
                 break
         by_move = {int(m): int(r) for m, r in zip(moves, results)}

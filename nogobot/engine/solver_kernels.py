@@ -16,21 +16,22 @@ The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
 * ``C_TT_WORK``: the table's buckets hold two entries and a new one replaces the entry of the
   least work (log2 of the subtree's nodes), an entry of an earlier generation first; off, one
   entry per slot, always replaced;
-* ``C_CLOCK_MASK``: the clock is read when the node count's low bits are zero under this mask.
+* ``C_CLOCK_MASK``: the clock is read when the node count's low bits are zero under this mask;
+* ``C_DFPN``: depth-first proof-number search (``solver_dfpn``) instead of negamax below the
+  root (``solver_root`` chooses).
 """
 
 from __future__ import annotations
 
 import time
 
-import numpy as np
 from numba import njit, objmode
 
-from ..game.board import EMPTY, LAST, NLEGAL_B, TO_MOVE, play_stone, push_state
+from ..game.board import EMPTY, NLEGAL_B, TO_MOVE, play_stone, push_state
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
-C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN = range(5)
+C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN, C_DFPN = range(6)
 CFG_LEN = 8
 # stats: the clock stopped the search; nodes settled by the static rule; table hits; the
 # node budget left when the clock stopped the search.
@@ -387,62 +388,3 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
                 nxt_i[d] += 1
                 mode = NEXT
 
-
-@njit(cache=True)
-def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
-               work, gen, root_moves, budget, per_move, results, nodes, cfg, deadline, stats):
-    """Solve the root moves (the position at level 0 of the stack, ``solver.search_stack``) in
-    the given order, each with at most ``per_move`` of the shared node budget; ``results[i]``
-    (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]`` accumulate over
-    calls, and moves already solved in ``results`` are skipped. Stops at the first win, or
-    when the clock passes ``deadline``. (Public: warmup checks its cache entry.)"""
-    c = stk_m[0][TO_MOVE]
-    levels = stk_s.shape[0]
-    area = stk_s.shape[1]
-    nmov = np.zeros(levels, np.int64)
-    nxt_i = np.zeros(levels, np.int64)
-    unknown = np.zeros(levels, np.bool_)
-    entry = np.zeros(levels, np.int64)
-    uf = np.full(4 * area + 1, -1, np.int16)
-    for i in range(root_moves.shape[0]):
-        if results[i] != UNKNOWN:
-            if results[i] == WIN:
-                return WIN
-            continue
-        if stats[S_TIMED_OUT]:
-            return UNKNOWN
-        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
-        play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
-                   root_moves[i], c)
-        before = budget[0]
-        cap = min(per_move, before)
-        budget[0] = cap
-        v = negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work,
-                    gen, moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg, deadline,
-                    stats)
-        # The clock zeroes the budget when it stops the search; what was left is in stats.
-        used = cap - (stats[S_LEFT] if stats[S_TIMED_OUT] else budget[0])
-        budget[0] = before - used
-        nodes[i] += used
-        results[i] = -v
-        if v == LOSS:
-            return WIN
-    for i in range(root_moves.shape[0]):
-        if results[i] == UNKNOWN:
-            return UNKNOWN
-    return LOSS
-
-
-@njit(cache=True)
-def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
-               cfg, stats):
-    """The moves of the side to move at level 0 of the stack in the solver's order
-    (``order_children``) and whether the first wins at once (then it is the only one given).
-    Legal moves left out lose (the static rule settles them for the opponent)."""
-    area = stk_s.shape[1]
-    uf = np.full(4 * area + 1, -1, np.int16)
-    n = order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                       moves, score, uf, cfg, stats)
-    if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
-        return np.array([stk_m[1][LAST]], np.int64), True
-    return moves[0, :n].copy(), False

@@ -1,0 +1,169 @@
+"""The exact solver's depth-first proof-number search (df-pn), the alternative to
+``solver_kernels.negamax`` below the root (switch ``C_DFPN``). It shares the negamax's table of
+proven positions, its move generation and its static rule; the proof and disproof numbers of
+unproven positions live in a table of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..game.board import NLEGAL_B, TO_MOVE, play_stone, push_state
+from .solver_kernels import (
+    C_CLOCK_MASK,
+    C_SAFE,
+    LOSS,
+    S_LEFT,
+    S_SAFE,
+    S_TIMED_OUT,
+    S_TT_HITS,
+    UNKNOWN,
+    WIN,
+    clock,
+    order_children,
+    static_value,
+    tt_get,
+    tt_put,
+)
+
+# Proof and disproof numbers of unproven positions live in a table of their own (pkeys int64,
+# pphi and pdelta int32 [n], one slot, always replaced); proven ones in the win/loss table.
+INF = 1 << 30
+
+
+@njit(cache=True, inline="always")
+def pn_get(pkeys, pphi, pdelta, h):
+    i = h & (pkeys.shape[0] - 1)
+    if pkeys[i] == h:
+        return np.int64(pphi[i]), np.int64(pdelta[i])
+    return np.int64(1), np.int64(1)
+
+
+@njit(cache=True, inline="always")
+def pn_put(pkeys, pphi, pdelta, h, phi, delta):
+    i = h & (pkeys.shape[0] - 1)
+    pkeys[i] = h
+    pphi[i] = min(phi, INF)
+    pdelta[i] = min(delta, INF)
+
+
+@njit(cache=True, _nrt=False)
+def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+         pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta, entry, sel,
+         c_phi, c_delta, uf, cfg, deadline, stats):
+    """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the budget or
+    the clock runs out (as ``negamax``): Nagai's df-pn in negamax form. A node's phi (the
+    work to prove it won for its side to move) is its children's least delta, its delta (to
+    prove it lost) the sum of their phi; the search descends into the child of least delta
+    with thresholds, until the node's numbers reach its own. Each level keeps its children's
+    numbers (``c_phi``, ``c_delta``: from the tables when it is expanded, a new child counts
+    (1, 1); then as each child returns), so a table too small to hold them costs work, never
+    progress. Proofs come only from positions without moves, the static rule and the table."""
+    ENTER, LOOP, RETURN = 0, 1, 2
+    area = zob.shape[1] - 1
+    d = start
+    th_phi[d] = INF - 1
+    th_delta[d] = INF - 1
+    mode = ENTER
+    v = UNKNOWN
+    r_phi = r_delta = 1
+    aborted = False
+    clock_mask = cfg[C_CLOCK_MASK]
+    while True:
+        if mode == ENTER:
+            meta = stk_m[d]
+            c = meta[TO_MOVE]
+            mode = RETURN
+            if meta[NLEGAL_B + c - 1] == 0:
+                v = LOSS
+                continue
+            v = tt_get(keys, vals, meta[1])
+            if v != 0:
+                stats[S_TT_HITS] += 1
+                continue
+            if budget[0] <= 0:
+                aborted = True
+                continue
+            budget[0] -= 1
+            if deadline > 0 and (budget[0] & clock_mask) == 0 and clock() > deadline:
+                stats[S_LEFT] = budget[0]
+                budget[0] = 0
+                stats[S_TIMED_OUT] = 1
+                aborted = True
+                continue
+            if cfg[C_SAFE]:
+                v = static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf)
+                if v != UNKNOWN:
+                    stats[S_SAFE] += 1
+                    tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
+                    continue
+            entry[d] = budget[0] + 1
+            n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
+                               vals, moves, score, uf, cfg, stats)
+            if n < 0:
+                v = WIN
+                tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
+                continue
+            nmov[d] = n
+            h = meta[1]
+            for i in range(n):
+                ch = h ^ zob[c, moves[d, i]] ^ zob[0, area]
+                cv = tt_get(keys, vals, ch)
+                if cv == LOSS:
+                    c_phi[d, i], c_delta[d, i] = INF, 0
+                elif cv == WIN:
+                    c_phi[d, i], c_delta[d, i] = 0, INF
+                else:
+                    c_phi[d, i], c_delta[d, i] = pn_get(pkeys, pphi, pdelta, ch)
+            mode = LOOP
+        elif mode == LOOP:
+            delta = 0
+            best = -1
+            best_delta = INF
+            second = INF
+            for i in range(nmov[d]):
+                delta = min(delta + c_phi[d, i], INF)
+                if c_delta[d, i] < best_delta:
+                    second = best_delta
+                    best_delta = c_delta[d, i]
+                    best = i
+                elif c_delta[d, i] < second:
+                    second = c_delta[d, i]
+            phi = best_delta
+            h = stk_m[d][1]
+            mode = RETURN
+            if phi == 0:
+                v = WIN
+                tt_put(keys, vals, work, gen, cfg, h, WIN, entry[d] - budget[0])
+                continue
+            if delta == 0:
+                v = LOSS
+                tt_put(keys, vals, work, gen, cfg, h, LOSS, entry[d] - budget[0])
+                continue
+            v = UNKNOWN
+            if phi >= th_phi[d] or delta >= th_delta[d]:
+                pn_put(pkeys, pphi, pdelta, h, phi, delta)
+                r_phi, r_delta = phi, delta
+                continue
+            th_phi[d + 1] = th_delta[d] + c_phi[d, best] - delta
+            th_delta[d + 1] = min(th_phi[d], second + 1)
+            sel[d] = best
+            push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+            play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
+                       stk_m[d + 1], nbr, zob, moves[d, best], stk_m[d][TO_MOVE])
+            d += 1
+            mode = ENTER
+        else:  # RETURN to the parent with this level's numbers (or on up, aborted)
+            if d == start:
+                return UNKNOWN if aborted else v
+            d -= 1
+            if aborted:
+                continue
+            i = sel[d]
+            if v == WIN:
+                c_phi[d, i], c_delta[d, i] = 0, INF
+            elif v == LOSS:
+                c_phi[d, i], c_delta[d, i] = INF, 0
+            else:
+                c_phi[d, i], c_delta[d, i] = r_phi, r_delta
+            mode = LOOP
