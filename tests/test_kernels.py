@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 from nogobot.agents import rave_kernels
-from nogobot.engine import mcts, playout, solver
+from nogobot.engine import mcts, playout, solver, solver_dfpn
 from nogobot.game import board
 from nogobot.game.board import Board
 
@@ -21,7 +21,7 @@ HOT_KERNELS = [
     board.play_stone, board.push_state, board.random_playout,
     playout.policy_rollout, playout.local_score,
     rave_kernels.rave_batch, rave_kernels.winning_move,
-    solver._negamax,
+    solver._negamax, solver_dfpn.dfpn,
     mcts.select_batch, mcts._leaf_rollouts,
 ]
 
