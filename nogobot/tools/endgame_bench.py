@@ -98,12 +98,12 @@ class Players:
             move = self.engine.select_move(board.copy(), seconds=self.seconds)
             r = self.engine.last_result
             out["engine"] = {"move": int(move), "value_head": round(value, 3),
-                             "search": round(r.winrate, 3) if r is not None else None}
+                             "search": round(float(r.winrate), 3) if r is not None else None}
         if self.rave is not None:
             move = self.rave.select_move(board.copy(), seconds=self.seconds)
             r = self.rave.last_result
             out["rave"] = {"move": int(move),
-                           "search": round(r.winrate, 3) if r is not None else None}
+                           "search": round(float(r.winrate), 3) if r is not None else None}
         return out
 
 
@@ -125,8 +125,9 @@ def _summary(rows: list[dict]) -> dict:
          "disagree": 0, "seconds": round(sum(r["solver"]["seconds"] for r in rows), 2)}
     for who in ("engine", "rave"):
         if rows and who in rows[0]:
-            s[who] = {"won": 0, "winning_move": 0, "open_move": 0, "value_right": 0,
-                      "search_right": 0}
+            s[who] = {"won": 0, "winning_move": 0, "open_move": 0, "search_right": 0}
+            if who == "engine":
+                s[who]["value_right"] = 0
     for r in rows:
         lab = r["label"]
         s["proven"] += r["solver"]["result"] != "unknown"
@@ -169,7 +170,8 @@ def budget_key(seconds: float, nodes: int | None) -> str:
 
 
 def load_baseline(folder: Path, key: str) -> dict | None:
-    """The baseline's per-depth summary at this budget (None when it has none)."""
+    """The baseline run at this budget: when, where, and which positions its solver proved
+    (None when it has none)."""
     path = folder / BASELINE
     if not path.exists():
         return None
@@ -179,7 +181,8 @@ def load_baseline(folder: Path, key: str) -> dict | None:
         for run in runs:
             if run.get("budget_key") == key:
                 return {"when": run.get("date", "?"), "machine": run.get("machine", "?"),
-                        "depths": run["depths"]}
+                        "proven": {r["id"]: r["solver"]["result"] != "unknown"
+                                   for r in run["rows"]}}
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise SuiteError(f"{path}: not a baseline of bench endgame ({e})") from None
     return None
@@ -236,14 +239,29 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
               "rows": rows}
     baseline = load_baseline(folder, key)
     if as_json:
-        echo(json.dumps(report, indent=1))
+        echo(json.dumps(report, indent=1, default=_plain))
     else:
         print_table(report, baseline, echo)
     return report
 
 
+def _plain(value):
+    """numpy scalars as Python numbers, for json."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k}/{n} {100 * k / n:3.0f}%" if n else "-"
+
+
+def _moves(t: dict) -> str:
+    """Winning moves of the won positions where the labels know the move's result (and how
+    many moves the labels leave open)."""
+    known = t["won"] - t["open_move"]
+    return (_pct(t["winning_move"], known) if known else "-") + \
+        (f" +{t['open_move']} open" if t["open_move"] else "")
 
 
 def print_table(report: dict, baseline: dict | None, echo=print) -> None:
@@ -261,30 +279,32 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     echo(base)
     head = f"{'depth':>5} {'n':>4} {'labelled':>9} {'solver proven':>14} {'baseline':>14}"
     if has["engine"]:
-        head += f" {'sp7 winning mv':>15} {'sp7 value':>14} {'sp7 search':>14}"
+        head += f" {'sp7 winning mv':>21} {'sp7 value':>14} {'sp7 search':>14}"
     if has["rave"]:
-        head += f" {'rave winning mv':>15} {'rave search':>14}"
+        head += f" {'rave winning mv':>21} {'rave search':>14}"
     echo(head)
     for d, s in report["depths"].items():
-        b = baseline["depths"].get(d) if baseline else None
+        # The baseline on the same positions, where it measured them.
+        b = [baseline["proven"][r["id"]] for r in report["rows"]
+             if baseline and str(r["depth"]) == d and r["id"] in baseline["proven"]]
         line = (f"{d:>5} {s['positions']:>4} {s['labelled']:>9} "
                 f"{_pct(s['proven'], s['positions']):>14} "
-                f"{_pct(b['proven'], b['positions']) if b else '-':>14}")
+                f"{_pct(sum(b), len(b)) if b else '-':>14}")
         if has["engine"]:
             e = s["engine"]
-            line += (f" {_pct(e['winning_move'], e['won']):>15} "
+            line += (f" {_moves(e):>21} "
                      f"{_pct(e['value_right'], s['labelled']):>14} "
                      f"{_pct(e['search_right'], s['labelled']):>14}")
         if has["rave"]:
             r = s["rave"]
-            line += (f" {_pct(r['winning_move'], r['won']):>15} "
+            line += (f" {_moves(r):>21} "
                      f"{_pct(r['search_right'], s['labelled']):>14}")
         echo(line)
         if s["disagree"]:
             echo(f"      WRONG: {s['disagree']} proofs at {d} contradict the labels")
-    echo("winning mv: the move is a proven winning move, of the positions labelled won "
-         "(a move the labels leave open counts as not proven); value/search: names the "
-         "labelled winner, of the labelled positions.")
+    echo("winning mv: the move is proven winning, of the positions labelled won where the "
+         "labels know the move's result (+ those where they leave it open); value/search: "
+         "names the labelled winner, of the labelled positions.")
 
 
 def run_cli(**kwargs) -> None:
