@@ -36,7 +36,7 @@ from .solver_kernels import (
     WIN,
     negamax,
 )
-from .solver_root import order_root, solve_root
+from .solver_root import order_root, solve_root, solve_root_dfpn
 from .timecontrol import SolverZones
 
 # The search kernel under its former name (tests/test_kernels.py checks its compile flags).
@@ -228,9 +228,10 @@ class Solver:
         for per_move in (max(max_nodes // (4 * max(moves.size, 1)), 1), max_nodes):
             if not moves.size:
                 break
-            res = solve_root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work,
-                             self.gen, self.pkeys, self.pphi, self.pdelta, moves, budget,
-                             per_move, results, nodes, cfg, deadline, stats)
+            root = solve_root_dfpn if self.rules.dfpn else solve_root
+            res = root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen,
+                       self.pkeys, self.pphi, self.pdelta, moves, budget, per_move, results,
+                       nodes, cfg, deadline, stats)
             if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
                 break
         by_move = {int(m): int(r) for m, r in zip(moves, results)}

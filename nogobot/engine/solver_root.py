@@ -8,30 +8,40 @@ from numba import njit
 
 from ..game.board import LAST, TO_MOVE, play_stone, push_state
 from .solver_dfpn import dfpn
-from .solver_kernels import C_DFPN, LOSS, S_LEFT, S_TIMED_OUT, UNKNOWN, WIN, negamax, order_children
+from .solver_kernels import LOSS, S_LEFT, S_TIMED_OUT, UNKNOWN, WIN, negamax, order_children
 
 
-@njit(cache=True)
-def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
-               work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results, nodes, cfg,
-               deadline, stats):
-    """Solve the root moves (the position at level 0 of the stack, ``solver.search_stack``) in
-    the given order, each with at most ``per_move`` of the shared node budget; ``results[i]``
-    (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]`` accumulate over
-    calls, and moves already solved in ``results`` are skipped. Stops at the first win, or
-    when the clock passes ``deadline``. (Public: warmup checks its cache entry.)"""
+# The two searches behind one signature, so one root loop serves both and numba compiles
+# df-pn only when ``solve_root_dfpn`` is used (the engine's warm-up compiles ``solve_root``).
+@njit(cache=True, inline="always")
+def _by_negamax(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen, pkeys,
+                pphi, pdelta, moves, score, budget, work_arrays, uf, cfg, deadline, stats):
+    nmov, nxt_i, unknown, entry, _, _, _, _, _ = work_arrays
+    return negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+                   moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg, deadline, stats)
+
+
+@njit(cache=True, inline="always")
+def _by_dfpn(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen, pkeys,
+             pphi, pdelta, moves, score, budget, work_arrays, uf, cfg, deadline, stats):
+    nmov, _, _, entry, th_phi, th_delta, sel, c_phi, c_delta = work_arrays
+    return dfpn(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+                pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta, entry, sel,
+                c_phi, c_delta, uf, cfg, deadline, stats)
+
+
+@njit(cache=True, inline="always")
+def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys,
+               vals, work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results,
+               nodes, cfg, deadline, stats, tables):
     c = stk_m[0][TO_MOVE]
     levels = stk_s.shape[0]
     area = stk_s.shape[1]
-    nmov = np.zeros(levels, np.int64)
-    nxt_i = np.zeros(levels, np.int64)
-    unknown = np.zeros(levels, np.bool_)
-    entry = np.zeros(levels, np.int64)
-    th_phi = np.zeros(levels, np.int64)
-    th_delta = np.zeros(levels, np.int64)
-    sel = np.zeros(levels, np.int64)
-    c_phi = np.zeros((levels, area), np.int64) if cfg[C_DFPN] else np.zeros((1, 1), np.int64)
-    c_delta = np.zeros_like(c_phi)
+    side = (levels, area) if tables else (1, 1)
+    work_arrays = (np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                   np.zeros(levels, np.bool_), np.zeros(levels, np.int64),
+                   np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                   np.zeros(levels, np.int64), np.zeros(side, np.int64), np.zeros(side, np.int64))
     uf = np.full(4 * area + 1, -1, np.int16)
     for i in range(root_moves.shape[0]):
         if results[i] != UNKNOWN:
@@ -46,14 +56,9 @@ def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
         before = budget[0]
         cap = min(per_move, before)
         budget[0] = cap
-        if cfg[C_DFPN]:
-            v = dfpn(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work,
-                     gen, pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta,
-                     entry, sel, c_phi, c_delta, uf, cfg, deadline, stats)
-        else:
-            v = negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                        work, gen, moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg,
-                        deadline, stats)
+        v = search(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+                   pkeys, pphi, pdelta, moves, score, budget, work_arrays, uf, cfg, deadline,
+                   stats)
         # The clock zeroes the budget when it stops the search; what was left is in stats.
         used = cap - (stats[S_LEFT] if stats[S_TIMED_OUT] else budget[0])
         budget[0] = before - used
@@ -65,6 +70,31 @@ def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
         if results[i] == UNKNOWN:
             return UNKNOWN
     return LOSS
+
+
+@njit(cache=True)
+def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
+               work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results, nodes, cfg,
+               deadline, stats):
+    """Solve the root moves (the position at level 0 of the stack, ``solver.search_stack``) in
+    the given order by negamax, each with at most ``per_move`` of the shared node budget;
+    ``results[i]`` (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]``
+    accumulate over calls, and moves already solved in ``results`` are skipped. Stops at the
+    first win, or when the clock passes ``deadline``. (Public: warmup checks its cache entry.)
+    ``pkeys``, ``pphi``, ``pdelta``: df-pn's table, unused here (one signature for both)."""
+    return _root_loop(_by_negamax, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr,
+                      zob, keys, vals, work, gen, pkeys, pphi, pdelta, root_moves, budget,
+                      per_move, results, nodes, cfg, deadline, stats, False)
+
+
+@njit(cache=True)
+def solve_root_dfpn(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys,
+                    vals, work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results,
+                    nodes, cfg, deadline, stats):
+    """``solve_root`` by df-pn (``solver_dfpn.dfpn``) below the root."""
+    return _root_loop(_by_dfpn, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr,
+                      zob, keys, vals, work, gen, pkeys, pphi, pdelta, root_moves, budget,
+                      per_move, results, nodes, cfg, deadline, stats, True)
 
 
 @njit(cache=True)
