@@ -49,8 +49,8 @@ SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the tim
 SOLVER_ZONES = SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
                            tries=SOLVER_MAX_EMPTY)
 SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
-# Measured in play on the 2-core CI machine at 22-28 empty points (a median 290,000 in the 60 s
-# ledger against rave, ledger-rave-8; 294,000 at 26 empty points, 2026-11-25).
+# The rate measured in play on a 2-core CPU at 22-28 empty points (docs/results.md, "Endgame
+# solver, measured").
 SOLVER_NODES_PER_SECOND = 280_000
 
 
