@@ -265,6 +265,29 @@ def test_a_proven_loss_is_answered_with_the_fewest_winning_replies():
     assert seen >= 3 and differ >= 1  # the two rules disagree somewhere, so the test can fail
 
 
+def test_the_solver_keeps_to_its_share_of_a_timed_move_on_a_slow_machine(monkeypatch):
+    """The solver's node budget assumes a nominal node rate; on a machine far slower than that
+    (here: a nominal rate 100 times too high, so the budget is the full 2,000,000 nodes, many
+    seconds here) the seconds bound read inside its search still ends the move near its limit."""
+    from nogobot.engine import solver as solver_module
+
+    warmup.load("later")
+    monkeypatch.setattr(solver_module, "SOLVER_NODES_PER_SECOND", 100 * 280_000)
+    rng = np.random.default_rng(5)
+    s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True))
+    tried = 0
+    for _ in range(6):
+        b = Board(9)
+        while 81 - b.ply > SOLVER_MAX_EMPTY and not b.is_terminal():
+            b.play(int(rng.choice(b.legal_moves())))
+        if b.is_terminal() or Solver(1 << 16).solve(b, 20_000).result != 0:
+            continue  # only positions the solver cannot settle at once
+        r = s.search(b, SearchLimits(seconds=0.5))
+        assert r.seconds < 2.5 and not r.reason.startswith("solver")
+        tried += 1
+    assert tried >= 2
+
+
 @pytest.mark.slow  # solves of 26 empty points: 5-10 s
 def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer():
     """From SOLVER_MAX_EMPTY empty points down the search first gives the solver its budget

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.playout import rollout_scratch
-from ..engine.solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
+from ..engine.solver import (LOSS, SOLVER_MAX_EMPTY, SOLVER_NODES,
                              SOLVER_ZONES, UNKNOWN, WIN, Solver)
 from ..engine.timecontrol import NO_SOLVER, SolverZones, TimePolicy
 from ..game import coords
@@ -216,7 +216,6 @@ class RaveAgent(SearchAgent):
         # The exact endgame solver (``solver.Solver``), tried before the search from
         # SOLVER_MAX_EMPTY empty points; its table is kept from move to move.
         self._solver = Solver(1 << 20) if solver else None
-        self._solver_rate = float(SOLVER_NODES_PER_SECOND)  # as last measured (nodes/s)
         # Through GTP the clock is planned with the opening's moves lighter, so its time goes to
         # the late middle game, where rave's games are decided (docs/results.md, "rave, measured").
         # ``clock``: other TimePolicy fields (the solver zones' floors and keep; RAVE_CLOCK's
@@ -287,43 +286,24 @@ class RaveAgent(SearchAgent):
         ``SOLVER_NODES_PER_SIM`` nodes a simulation): a winning move, or in a lost position the
         move an imperfect opponent is likeliest to answer wrongly (``Solver.resist``).
 
-        A call to the solver cannot be interrupted, so its node budget is sized from the rate
-        it ran at last: a loaded machine runs it several times below the nominal rate, and a
-        budget sized by that rate alone can lose a game on time. The first
-        call of a move takes a quarter of the time left and measures the rate; the next one
-        gets the rest at that rate (the table keeps what the first one proved)."""
+        The solver reads the clock inside its search, so a loaded machine, where it runs
+        several times below the nominal rate, stops it at the deadline all the same."""
         nodes = SOLVER_NODES
         if self.playouts is not None:
             nodes = min(nodes, SOLVER_NODES_PER_SIM * self.playouts)
         nodes = max(nodes, 100)
         priors = self._root_priors(board)
         deadline = None if maximum is None else t0 + 0.5 * maximum
-        spent = 0
-        solved = None
-        for share in (0.25, 0.9):
-            budget = nodes - spent
-            if deadline is not None:
-                budget = min(budget, int(self._solver_rate * (deadline - time.perf_counter())
-                                         * share))
-            if budget < 100 and solved is not None:
-                break
-            start = time.perf_counter()
-            solved = self._solver.solve(board, max(budget, 100), priors)
-            took = time.perf_counter() - start
-            spent += solved.nodes
-            if solved.nodes >= 5000 and took > 0:
-                self._solver_rate = min(solved.nodes / took, 2.0 * SOLVER_NODES_PER_SECOND)
-            if solved.result != UNKNOWN or spent >= nodes:
-                break
-        solved.nodes = spent
-        if solved.result == LOSS:
-            budget = nodes - spent
-            if deadline is not None:
-                budget = min(budget, int(self._solver_rate * (deadline - time.perf_counter())))
-            if budget >= 100:
-                chance = self._solver.resist(board, solved.move_nodes, budget)
-                if chance is not None:
-                    solved.move = chance[0]
+
+        def seconds_left():
+            return None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+
+        solved = self._solver.solve(board, nodes, priors, max_seconds=seconds_left())
+        if solved.result == LOSS and nodes - solved.nodes >= 100:
+            chance = self._solver.resist(board, solved.move_nodes, nodes - solved.nodes,
+                                         seconds_left())
+            if chance is not None:
+                solved.move = chance[0]
         return solved
 
     def _root_priors(self, board: Board) -> np.ndarray | None:

@@ -29,7 +29,7 @@ from ..net.inference import run_search
 from . import mcts
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget
+from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget, solver_seconds
 
 if TYPE_CHECKING:
     from .gumbel import GumbelRoot
@@ -271,14 +271,17 @@ class Searcher:
         next_report = t0 + progress_interval
         self._solved = {}
         if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
-            budget = solver_budget(limits)
-            solved = self.solver.solve(board, budget, self._root_visits(board))
+            budget, seconds = solver_budget(limits), solver_seconds(limits)
+            solved = self.solver.solve(board, budget, self._root_visits(board),
+                                       max_seconds=seconds)
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
             if solved.result == LOSS and self.config.resist:
                 # Every move loses: play the one an imperfect opponent is likeliest to answer
                 # wrongly, with what is left of the solver's budget (the clock is otherwise
                 # idle from here; docs/results.md, "Endgame solver, measured").
-                chance = self.solver.resist(board, solved.move_nodes, budget - solved.nodes)
+                left = None if seconds is None else max(seconds - solved.seconds, 0.0)
+                chance = self.solver.resist(board, solved.move_nodes, budget - solved.nodes,
+                                            left)
                 if chance is not None:
                     solved.move = chance[0]
             if solved.result != 0:

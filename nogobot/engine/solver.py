@@ -54,17 +54,27 @@ SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
 SOLVER_NODES_PER_SECOND = 280_000
 
 
+SOLVER_TIME_SHARE = 0.5  # of a timed move's hard limit, at most, for the solver
+
+
 def solver_budget(limits) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
     (``search.SearchLimits``): at most half a timed move's hard limit (about its plan: the
-    solver goes first, and the search gets the rest of the move when it fails), or 50 per
-    playout."""
+    solver goes first, and the search gets the rest of the move when it fails) at the nominal
+    rate, or 50 per playout. ``solver_seconds`` bounds the same share in seconds, for a machine
+    slower than the nominal rate."""
     nodes = SOLVER_NODES
     if limits.seconds is not None:
-        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * 0.5 * limits.seconds))
+        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * SOLVER_TIME_SHARE * limits.seconds))
     if limits.playouts is not None:
         nodes = min(nodes, 50 * limits.playouts)
     return max(nodes, 100)
+
+
+def solver_seconds(limits) -> float | None:
+    """The seconds the solver may spend on a move searched within ``limits`` (None: no clock),
+    read inside its search: the node budget's share of the move, whatever the node rate."""
+    return None if limits.seconds is None else SOLVER_TIME_SHARE * limits.seconds
 
 
 @dataclass(frozen=True)
@@ -249,15 +259,16 @@ class Solver:
                            seconds=time.perf_counter() - t0, timed_out=bool(stats[S_TIMED_OUT]),
                            safe_cuts=int(stats[S_SAFE]), tt_hits=int(stats[S_TT_HITS]))
 
-    def resist(self, board: Board, move_nodes: dict[int, int],
-               max_nodes: int = 200_000) -> tuple[int, int, int] | None:
+    def resist(self, board: Board, move_nodes: dict[int, int], max_nodes: int = 200_000,
+               max_seconds: float | None = None) -> tuple[int, int, int] | None:
         """In a position proven lost for its side to move, the move that leaves the opponent
         the smallest share of winning replies (then the fewest, then the one whose refutation
         took the most nodes): where every move loses, the best practical chance is the one an
         imperfect opponent is likeliest to answer wrongly. ``move_nodes`` maps each losing move
         to the nodes its refutation took (``SolveResult``; the stubbornest are examined first).
-        Returns (move, winning replies, replies), or None when ``max_nodes`` ran out before
-        one move was fully counted (a reply left unknown counts the move out)."""
+        Returns (move, winning replies, replies), or None when ``max_nodes`` or ``max_seconds``
+        ran out before one move was fully counted (a reply left unknown counts the move out)."""
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         left = max_nodes
         best = None  # (share, wins, -nodes, move, replies)
         for m in sorted(move_nodes, key=lambda k: -move_nodes[k]):
@@ -268,7 +279,7 @@ class Solver:
                 return m, 0, 0
             # Enough winning replies to lose to the best so far: stop counting this move.
             limit = replies.size if best is None else best[0] * replies.size
-            counted = self._winning_replies(after, replies, limit, left)
+            counted = self._winning_replies(after, replies, limit, left, deadline)
             if counted is None:
                 break  # the budget ran out
             wins, used = counted
@@ -279,17 +290,20 @@ class Solver:
         return None if best is None else (best[3], best[1], best[4])
 
     def _winning_replies(self, after: Board, replies: np.ndarray, limit: float,
-                         max_nodes: int) -> tuple[int, int] | None:
+                         max_nodes: int, deadline: float | None = None
+                         ) -> tuple[int, int] | None:
         """(how many of ``replies`` win for their side in ``after``, nodes spent), counting
-        stopped once more than ``limit`` do; None when ``max_nodes`` runs out first."""
+        stopped once more than ``limit`` do; None when ``max_nodes`` runs out first or the
+        clock passes ``deadline`` (a ``perf_counter`` time)."""
         left = max_nodes
         wins = 0
         for r in replies:
-            if left <= 0:
+            seconds = None if deadline is None else deadline - time.perf_counter()
+            if left <= 0 or (seconds is not None and seconds <= 0):
                 return None
             position = after.copy()
             position.play(int(r))
-            res = self.solve(position, left)
+            res = self.solve(position, left, max_seconds=seconds)
             left -= max(res.nodes, 1)
             if res.result == UNKNOWN:
                 return None
@@ -317,5 +331,6 @@ __all__ = [
     "solve",
     "solve_root",
     "solver_budget",
+    "solver_seconds",
     "symmetries",
 ]
