@@ -282,3 +282,48 @@ def test_kernel_playouts_are_legal_games():
     for x, y in zip(before, b.arrays()):
         assert np.array_equal(x, y)
     assert 850 < wins < 1150  # ~50% (49–52.5% reported); 2000 games, > 4 sigma margin
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([5, 7, 9]), st.floats(0.5, 0.9))
+def test_independent_regions_never_interact(seed, size, fill):
+    """Play in one region of ``independent_regions`` leaves every other region's legality (both
+    colours, checked by the naive rules) as it was, and regions only ever split."""
+    rng = np.random.default_rng(seed)
+    b = Board(size)
+    while b.ply < fill * size * size and not b.is_terminal():
+        b.play(int(rng.choice(b.legal_moves())))
+    regions = b.independent_regions()
+    assert sorted(p for r in regions for p in r) == sorted(
+        int(p) for p in np.flatnonzero(b.stones == EMPTY))
+    region_of = {p: i for i, r in enumerate(regions) for p in r}
+    for c in (BLACK, WHITE):
+        for m in (int(p) for p in b.legal_moves(c)):
+            after = b.copy()
+            after.play(m, c)
+            for p, i in region_of.items():
+                if i != region_of[m]:
+                    for colour in (BLACK, WHITE):
+                        assert naive_is_legal(after.stones, b.geo.nbr, p, colour) == \
+                            naive_is_legal(b.stones, b.geo.nbr, p, colour)
+            for r in after.independent_regions():
+                assert len({region_of[p] for p in r}) == 1
+
+
+def test_independent_regions_split_at_a_wall():
+    """A wall of one colour's stones with liberties on one side only splits the board."""
+    b = Board.from_ascii("""
+        .....
+        XXXXX
+        OOOOO
+        .....
+        .....""", to_move=BLACK)
+    assert sorted(map(sorted, b.independent_regions())) == [list(range(5)),
+                                                           list(range(15, 25))]
+    joined = Board.from_ascii("""
+        .....
+        XXXX.
+        OOOOO
+        .....
+        .....""", to_move=BLACK)
+    assert len(joined.independent_regions()) == 1

@@ -171,6 +171,9 @@ def test_bench_counts_proofs_and_labels(tiny, tmp_path):
     for d in DEPTHS:
         s = report["depths"][str(d)]
         assert s["positions"] == s["labelled"] == s["proven"] == 3 and s["disagree"] == 0
+        rows = [r for r in report["rows"] if r["depth"] == d]
+        assert s["sums"] == sum(len(r["regions"]) >= 2 for r in rows)
+        assert all(sum(r["regions"]) <= d for r in rows)  # contested points are empty points
     # Nothing proven in 1 node: counted, not dropped; the table says so.
     res = _bench(suite, "--nodes", "1", "--no-engine", "--no-rave", "--depth", "30")
     assert res.exit_code == 2 and "no position matches" in res.stderr

@@ -576,6 +576,38 @@ class Board:
         r = self.root[p]
         return sorted(int(q) for q in np.flatnonzero(self.root == r)) if r >= 0 else []
 
+    def independent_regions(self) -> list[list[int]]:
+        """The empty points split into regions that never interact: two points are in one
+        region when they are neighbours or liberties of one block. Whether a move is legal
+        depends only on its neighbours and their blocks' liberties, and a move only changes
+        blocks whose liberties lie in its own region, so play in one region never changes
+        what is legal in another: the position is a sum of independent games, one a region.
+        Sorted points in each, regions in order of their first point."""
+        area = self.geo.area
+        parent = list(range(area))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        empty = [p for p in range(area) if self.stones[p] == EMPTY]
+        for p in empty:
+            for q in self.geo.nbr[p]:
+                if q >= 0 and self.stones[q] == EMPTY:
+                    parent[find(int(q))] = find(p)
+        for r in {int(r) for r in self.root[self.stones != EMPTY]}:
+            bits = [w for w in range(self.geo.words) if self.libs[r, w]]
+            libs = [(w << 6) + i for w in bits for i in range(64)
+                    if (int(self.libs[r, w]) >> i) & 1]
+            for q in libs[1:]:
+                parent[find(q)] = find(libs[0])
+        regions: dict[int, list[int]] = {}
+        for p in empty:
+            regions.setdefault(find(p), []).append(p)
+        return list(regions.values())
+
     # -- ASCII --------------------------------------------------------------------------------
     @classmethod
     def from_ascii(cls, text: str, to_move: int | None = None) -> "Board":

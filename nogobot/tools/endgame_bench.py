@@ -13,6 +13,10 @@ rate, its table kept), as rave sizes it in play (a loaded machine runs it severa
 the nominal rate); a proof counts when it came within the time (5% grace for the last call's
 overrun). A solver whose ``solve`` takes ``max_seconds`` is given the time instead. With ``--nodes`` it gets that many nodes, once:
 a figure any machine reproduces.
+
+It also counts the positions whose empty points split into two or more independent regions
+where both colours can play (``Board.independent_regions``): where a solver could solve a sum
+of smaller games instead of the whole.
 """
 
 from __future__ import annotations
@@ -107,6 +111,14 @@ class Players:
         return out
 
 
+def contested_regions(board) -> list[int]:
+    """Sizes of the independent regions where both colours have a legal point, largest
+    first."""
+    legal = board.legal
+    return sorted((len(r) for r in board.independent_regions()
+                   if legal[1, r].any() and legal[2, r].any()), reverse=True)
+
+
 def _select(positions, labels, depths, split, limit):
     chosen, count = [], {}
     for p in sorted(positions, key=lambda p: (p.depth, p.id)):
@@ -122,7 +134,8 @@ def _select(positions, labels, depths, split, limit):
 def _summary(rows: list[dict]) -> dict:
     """Per-depth counts from the per-position rows."""
     s = {"positions": len(rows), "labelled": 0, "label_unknown": 0, "proven": 0,
-         "disagree": 0, "seconds": round(sum(r["solver"]["seconds"] for r in rows), 2)}
+         "disagree": 0, "seconds": round(sum(r["solver"]["seconds"] for r in rows), 2),
+         "sums": sum(len(r["regions"]) >= 2 for r in rows)}
     for who in ("engine", "rave"):
         if rows and who in rows[0]:
             s[who] = {"won": 0, "winning_move": 0, "open_move": 0, "search_right": 0}
@@ -212,7 +225,8 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
         res, used, dt = solve_within(board, seconds, nodes)
         row = {"id": p.id, "depth": p.depth, "split": p.split, "label": lab["result"],
                "solver": {"result": {1: "win", -1: "loss"}.get(res, "unknown"),
-                          "nodes": int(used), "seconds": round(dt, 3)}}
+                          "nodes": int(used), "seconds": round(dt, 3)},
+               "regions": contested_regions(board)}
         if players is not None:
             for who, played in players.measure(board).items():
                 v = coords.to_gtp(played["move"], p.size)
@@ -277,7 +291,8 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     base = (f"baseline: the solver of {baseline['when']} ({baseline['machine']})"
             if baseline else "no baseline recorded at this budget")
     echo(base)
-    head = f"{'depth':>5} {'n':>4} {'labelled':>9} {'solver proven':>14} {'baseline':>14}"
+    head = (f"{'depth':>5} {'n':>4} {'labelled':>9} {'sums':>9} {'solver proven':>14} "
+            f"{'baseline':>14}")
     if has["engine"]:
         head += f" {'sp7 winning mv':>21} {'sp7 value':>14} {'sp7 search':>14}"
     if has["rave"]:
@@ -287,7 +302,7 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
         # The baseline on the same positions, where it measured them.
         b = [baseline["proven"][r["id"]] for r in report["rows"]
              if baseline and str(r["depth"]) == d and r["id"] in baseline["proven"]]
-        line = (f"{d:>5} {s['positions']:>4} {s['labelled']:>9} "
+        line = (f"{d:>5} {s['positions']:>4} {s['labelled']:>9} {s['sums']:>9} "
                 f"{_pct(s['proven'], s['positions']):>14} "
                 f"{_pct(sum(b), len(b)) if b else '-':>14}")
         if has["engine"]:
@@ -302,9 +317,10 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
         echo(line)
         if s["disagree"]:
             echo(f"      WRONG: {s['disagree']} proofs at {d} contradict the labels")
-    echo("winning mv: the move is proven winning, of the positions labelled won where the "
-         "labels know the move's result (+ those where they leave it open); value/search: "
-         "names the labelled winner, of the labelled positions.")
+    echo("sums: positions that split into two or more independent regions both colours can "
+         "play in. winning mv: the move is proven winning, of the positions labelled won "
+         "where the labels know the move's result (+ those where they leave it open); "
+         "value/search: names the labelled winner, of the labelled positions.")
 
 
 def run_cli(**kwargs) -> None:
