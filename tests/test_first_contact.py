@@ -244,6 +244,13 @@ def test_malformed_byoyomi_is_one_line(value):
     assert "--byoyomi" in res.stderr and "MAIN:PERIOD:COUNT" in res.stderr
 
 
+@pytest.mark.parametrize("value", ["nope=1", "floor_share=x", "floor_share"])
+def test_bad_time_policy_setting_is_one_line(value):
+    res = nogobot("gtp", "--time-policy", value, input="name\n")
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    assert "--time-policy" in res.stderr and value in res.stderr
+
+
 HIDE_TORCH = "import sys; sys.modules['torch'] = None"
 
 

@@ -31,6 +31,7 @@ from nogobot.engine.timecontrol import (
     TimePolicy,
     expected_plies_left,
     plan_move,
+    policy_with,
 )
 from nogobot.game.board import Board
 
@@ -499,3 +500,55 @@ def test_a_lighter_opening_moves_the_clock_to_the_middle_game():
     same = [plan_move(tc, ClockState.start(tc), 60, 60, TimePolicy(opening_weight=w))
             for w in (1.0, 0.6)]
     assert same[0] == same[1]  # without the position's empty points there is no opening
+
+
+def test_floor_share_keeps_a_short_clock_for_the_moves_before_the_solver():
+    """At 15 s the solver's floors (2 s a try, 1 s a move of its reach) count each move of its
+    zones as a whole move, keeping a fifth of the clock for moves whose proof often comes
+    first; ``floor_share`` caps them at a share of the main time, so a move above the zones
+    plans more. Where the floors are below the cap (900 s), nothing changes."""
+    capped = TimePolicy(floor_share=0.02)
+    tc = TimeControl("absolute", 15)
+    for left, empty in ((8.0, 34), (5.0, 30), (10.0, 40)):
+        old = plan_move(tc, ClockState(left), 20, 20, TimePolicy(), empty_points=empty,
+                        solver=ZONES)
+        new = plan_move(tc, ClockState(left), 20, 20, capped, empty_points=empty, solver=ZONES)
+        assert new.planned > 1.1 * old.planned
+    tc = TimeControl("absolute", 900)
+    assert (plan_move(tc, ClockState(300.0), 20, 20, capped, empty_points=32, solver=ZONES)
+            == plan_move(tc, ClockState(300.0), 20, 20, TimePolicy(), empty_points=32,
+                         solver=ZONES))
+
+
+def test_floor_share_spends_more_of_15s_before_the_proof(games):
+    """In the game-length model's games with the 60 s ledger's early stops, the share of a
+    15 s clock spent before the solver decides the game rises with the floors capped at 2% of
+    it (0.3 s), and no game is lost on time (``_undecided_shares`` asserts it)."""
+    tc = TimeControl("absolute", 15)
+    before = np.median(_undecided_shares(games, tc, "ledger"))
+    after = np.median(_undecided_shares(games, tc, "ledger", TimePolicy(floor_share=0.02)))
+    assert after > before + 0.015, (before, after)
+
+
+def test_unsettled_positions_stop_early_only_against_the_maximum():
+    """With ``unsettled_band`` a position whose win rate is near 0.5 is not cut at the plan's
+    horizon: the runner-up could still catch up by the maximum. A settled one stops as before."""
+    budget = MoveBudget(10.0, 20.0, unsettled_band=0.15)
+    # 6 s left to the plan at 1000/s: 6,000 playouts cannot close a 7,500 gap; 16 s could.
+    even, clear = P(4.0, 4000, 8000, 500, value=0.1), P(4.0, 4000, 8000, 500, value=0.5)
+    assert SearchStopper(budget)(even) is None
+    assert SearchStopper(budget)(clear) == "unassailable"
+    assert SearchStopper(MoveBudget(10.0, 20.0))(even) == "unassailable"  # band 0: off
+    # Past what the maximum could change, an unsettled position stops too.
+    assert SearchStopper(budget)(P(4.0, 4000, 17000, 500, value=0.1)) == "unassailable"
+
+
+def test_policy_with_sets_fields_and_refuses_bad_settings():
+    p = policy_with(TimePolicy(), ["floor_share=0.05", "unsettled-band=0.15",
+                                   "opening_empty=55"])
+    assert (p.floor_share, p.unsettled_band, p.opening_empty) == (0.05, 0.15, 55)
+    assert isinstance(p.opening_empty, int)
+    for bad in ("floor_share", "nope=1", "floor_share=x", "floor_share=-1",
+                "opening_empty=1.5", "floor_share=inf"):
+        with pytest.raises(ValueError, match="floor_share|nope|opening_empty"):
+            policy_with(TimePolicy(), [bad])

@@ -114,6 +114,9 @@ def read_book(path: str | None, agent_name: str):
                    "sooner). For tests, analysis and reproducible runs.")
 @click.option("--lag-buffer", default=0.25, show_default=True, type=click.FloatRange(min=0),
               help="Seconds kept back per move for transmission lag.")
+@click.option("--time-policy", "time_settings", multiple=True, metavar="NAME=VALUE",
+              help="Set a knob of the time manager (a field of timecontrol.TimePolicy, "
+                   "docs/engine.md); repeatable.")
 @click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
 @batch_option()
 @click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
@@ -137,14 +140,18 @@ def read_book(path: str | None, agent_name: str):
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
+            lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
             book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
-    from ..engine.timecontrol import TimePolicy
+    from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
 
     clock = time_control(seconds, byoyomi, per_move)
     policy = TimePolicy(lag_buffer=lag_buffer, no_limit_seconds=move_seconds)
+    try:
+        policy = policy_with(policy, list(time_settings))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--time-policy") from None
     model_path = resolve_model(model) if agent_name == "mcts" else None
     book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.

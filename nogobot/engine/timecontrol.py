@@ -30,7 +30,7 @@ move, Botzone style).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 KINDS = ("none", "absolute", "byoyomi", "canadian", "fischer", "per_move")
 
@@ -197,8 +197,15 @@ class TimePolicy:
     # maximum gives the solver its whole node budget, so on a long clock the rest goes to the
     # moves above the zones instead of being stranded by the proof.
     try_cap_seconds: float = 20.0
+    # ... and no floor above this share of the main time: at a short clock the floors would
+    # keep a large share for moves whose proof often comes first (at 15 s, 2 s is 13%).
+    floor_share: float = 1.0
     # Each move the solver will answer keeps this many lag buffers back (below).
     solver_keep_share: float = 0.5
+    # An unsettled position (the root's win rate within this of 0.5) stops early only when the
+    # runner-up could not catch the most visited move by the move's maximum, not its plan, so
+    # the time settled positions bank goes to the moves where the game is decided (0: off).
+    unsettled_band: float = 0.0
     # The opening: own moves with more than ``opening_empty`` empty points count as
     # ``opening_weight`` of a move (1.0: no difference; needs the position's empty points), so
     # the clock they do not take goes to the middle game, where games between searchers of
@@ -206,6 +213,31 @@ class TimePolicy:
     # of a move (agents.rave).
     opening_empty: int = 61
     opening_weight: float = 1.0
+
+
+def policy_with(policy: TimePolicy, settings: list[str]) -> TimePolicy:
+    """``policy`` with ``NAME=VALUE`` settings of its fields applied (a number each, >= 0);
+    ValueError naming the setting otherwise."""
+    known = {f.name: f.type for f in fields(TimePolicy)}
+    changes: dict[str, float] = {}
+    for item in settings:
+        name, sep, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in known:
+            raise ValueError(f"{item!r}: expected NAME=VALUE with NAME one of "
+                             + ", ".join(sorted(known)))
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{item!r}: {text!r} is not a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{item!r}: must be a finite number >= 0")
+        if known[name] in ("int", int):
+            if value != int(value):
+                raise ValueError(f"{item!r}: must be a whole number")
+            value = int(value)
+        changes[name] = value
+    return replace(policy, **changes)
 
 
 @dataclass(frozen=True)
@@ -235,13 +267,14 @@ class MoveBudget:
     # False when the time an early stop banks would have nothing left to be spent on (the
     # move holds at least half of what is usable): think to the plan even if the choice is clear.
     early_stop: bool = True
+    unsettled_band: float = 0.0  # ``TimePolicy.unsettled_band``, for the stop hook
 
     def after(self, spent: float, floor: float = 0.01) -> "MoveBudget":
         """The budget left once ``spent`` seconds of this move are gone (e.g. loading)."""
         if spent <= 0:
             return self
-        return MoveBudget(max(self.planned - spent, floor), max(self.maximum - spent, floor),
-                          self.emergency, self.bankable, self.early_stop)
+        return replace(self, planned=max(self.planned - spent, floor),
+                       maximum=max(self.maximum - spent, floor))
 
 
 def expected_plies_left(legal_to_move: int, legal_other: int) -> float:
@@ -267,25 +300,29 @@ def _opening(empty_points: int | None, policy: TimePolicy) -> tuple[float, bool]
 
 
 def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy,
-                opening: tuple[float, bool] = (0.0, False)) -> float:
+                opening: tuple[float, bool] = (0.0, False), main: float = 0.0) -> float:
     """This move's share of the usable time when the moves where the solver is tried count as
     ``try_weight`` of a move and those in its reach as ``reach_weight``, but a try keeps at least
     ``try_floor_seconds`` and a move of the reach ``reach_floor_seconds`` while an even share
     allows it, and, seen from the moves above the zones, a try at most ``try_cap_seconds``: the
     solver needs seconds, not a share of the clock (at 900 s a try keeps 20 s where a share
-    would keep 40-50 s)."""
+    would keep 40-50 s). No floor exceeds ``floor_share`` of the ``main`` time (when it has
+    one)."""
     full, tried, reached, this = zones
     lighter, in_opening = opening
     even = max(usable / moves, 1e-9)
-    w_try = max(policy.try_weight, min(1.0, policy.try_floor_seconds / even))
-    w_reach = max(policy.reach_weight, min(1.0, policy.reach_floor_seconds / even))
+    top = policy.floor_share * main if main > 0 else math.inf
+    try_floor = min(policy.try_floor_seconds, top)
+    reach_floor = min(policy.reach_floor_seconds, top)
+    w_try = max(policy.try_weight, min(1.0, try_floor / even))
+    w_reach = max(policy.reach_weight, min(1.0, reach_floor / even))
     weighted = full - lighter + w_try * tried + w_reach * reached
     if weighted <= 0:
         return 1.0
     per_full = usable / weighted  # a move above the zones (after the opening)
     if full > 0 and w_try * per_full > policy.try_cap_seconds:
         keep_try = policy.try_cap_seconds
-        keep_reach = max(keep_try * w_reach / w_try, min(policy.reach_floor_seconds, keep_try))
+        keep_reach = max(keep_try * w_reach / w_try, min(reach_floor, keep_try))
         per_full = (usable - keep_try * tried - keep_reach * reached) / (full - lighter)
         w_try, w_reach = keep_try / per_full, keep_reach / per_full
         weighted = full - lighter + w_try * tried + w_reach * reached
@@ -371,7 +408,7 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # This move's share of the usable time.
     opening = _opening(empty_points, policy)
     if zones is not None:
-        share = _zone_share(zones, usable, moves, policy, opening)
+        share = _zone_share(zones, usable, moves, policy, opening, tc.main)
     else:
         lighter, in_opening = opening
         weighted = max(moves - lighter, policy.opening_weight)
@@ -389,7 +426,8 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     # would leave the solver's moves only an emergency share.
     maximum = min(maximum, planned + 0.5 * max(usable - (planned - guaranteed), 0.0))
     maximum = max(maximum, policy.min_per_move)
-    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5)
+    return MoveBudget(min(planned, maximum), maximum, early_stop=share < 0.5,
+                      unsettled_band=policy.unsettled_band)
 
 
 class SearchStopper:
@@ -400,7 +438,8 @@ class SearchStopper:
     * before ``warmup`` seconds or 100 playouts: never stop (the playout rate is not trusted);
     * any time: stop when the runner-up cannot catch the most visited move in the planned time
       left at the current rate ("unassailable"), unless the budget says the banked time would
-      have nothing left to be spent on (``MoveBudget.early_stop``);
+      have nothing left to be spent on (``MoveBudget.early_stop``); in an unsettled position
+      (``MoveBudget.unsettled_band``) the time left to the maximum counts instead;
     * at the planned time: stop if the most visited move is also the best valued and the root
       value has not fallen by more than ``falling``; otherwise extend, up to the maximum, which the
       search enforces as its hard time limit."""
@@ -420,7 +459,10 @@ class SearchStopper:
         if progress.elapsed < self.warmup or progress.playouts < 100:
             return None  # too early to judge; the search's hard limit is the budget's maximum
         rate = progress.playouts / max(progress.elapsed, 1e-6)
-        left = max(self.budget.planned - progress.elapsed, 0.0) * rate
+        # root_value is in [-1, 1]: a win rate within the band of 0.5 is within twice it of 0.
+        unsettled = abs(progress.root_value) < 2 * self.budget.unsettled_band
+        horizon = self.budget.maximum if unsettled else self.budget.planned
+        left = max(horizon - progress.elapsed, 0.0) * rate
         if (self.budget.early_stop and progress.elapsed < self.budget.planned
                 and progress.best_is_highest_q
                 and progress.best_visits - progress.second_visits > left):
