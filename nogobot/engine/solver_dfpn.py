@@ -8,20 +8,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..game.board import NLEGAL_B, TO_MOVE, play_stone, push_state
+from ..game.board import TO_MOVE, play_stone, push_state
 from .solver_kernels import (
-    C_CLOCK_MASK,
-    C_SAFE,
     LOSS,
-    S_LEFT,
-    S_SAFE,
-    S_TIMED_OUT,
-    S_TT_HITS,
+    REPLIES_MASK,
     UNKNOWN,
     WIN,
-    clock,
-    order_children,
-    static_value,
+    enter_node,
     tt_get,
     tt_put,
 )
@@ -32,11 +25,14 @@ INF = 1 << 30
 
 
 @njit(cache=True, inline="always")
-def pn_get(pkeys, pphi, pdelta, h):
+def pn_get(pkeys, pphi, pdelta, h, replies):
+    """A position's (phi, delta) from the table, or, new, (1, its side to move's move count):
+    to prove it lost takes a refutation of each of its ``replies`` (df-pn's mobility
+    initialisation), so the search prefers moves that leave the opponent few."""
     i = h & (pkeys.shape[0] - 1)
     if pkeys[i] == h:
         return np.int64(pphi[i]), np.int64(pdelta[i])
-    return np.int64(1), np.int64(1)
+    return np.int64(1), np.int64(max(replies, 1))
 
 
 @njit(cache=True, inline="always")
@@ -57,8 +53,9 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
     prove it lost) the sum of their phi; the search descends into the child of least delta
     with thresholds, until the node's numbers reach its own. Each level keeps its children's
     numbers (``c_phi``, ``c_delta``: from the tables when it is expanded, a new child counts
-    (1, 1); then as each child returns), so a table too small to hold them costs work, never
-    progress. Proofs come only from positions without moves, the static rule and the table."""
+    (1, its replies); then as each child returns), so a table too small to hold them costs
+    work, never progress. Proofs come only from positions without moves, the static rule and
+    the table. Entering a node is ``solver_kernels.enter_node``, as in negamax."""
     ENTER, LOOP, RETURN = 0, 1, 2
     area = zob.shape[1] - 1
     d = start
@@ -68,44 +65,18 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
     v = UNKNOWN
     r_phi = r_delta = 1
     aborted = False
-    clock_mask = cfg[C_CLOCK_MASK]
     while True:
         if mode == ENTER:
-            meta = stk_m[d]
-            c = meta[TO_MOVE]
             mode = RETURN
-            if meta[NLEGAL_B + c - 1] == 0:
-                v = LOSS
-                continue
-            v = tt_get(keys, vals, meta[1])
-            if v != 0:
-                stats[S_TT_HITS] += 1
-                continue
-            if budget[0] <= 0:
-                aborted = True
-                continue
-            budget[0] -= 1
-            if deadline > 0 and (budget[0] & clock_mask) == 0 and clock() > deadline:
-                stats[S_LEFT] = budget[0]
-                budget[0] = 0
-                stats[S_TIMED_OUT] = 1
-                aborted = True
-                continue
-            if cfg[C_SAFE]:
-                v = static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf)
-                if v != UNKNOWN:
-                    stats[S_SAFE] += 1
-                    tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
-                    continue
-            entry[d] = budget[0] + 1
-            n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
-                               vals, moves, score, uf, cfg, stats)
+            v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
+                              work, gen, moves, score, budget, entry, uf, cfg, deadline, stats)
             if n < 0:
-                v = WIN
-                tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
+                aborted = True
+            if v != UNKNOWN or n < 0:
                 continue
+            c = stk_m[d][TO_MOVE]
             nmov[d] = n
-            h = meta[1]
+            h = stk_m[d][1]
             for i in range(n):
                 ch = h ^ zob[c, moves[d, i]] ^ zob[0, area]
                 cv = tt_get(keys, vals, ch)
@@ -114,7 +85,8 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
                 elif cv == WIN:
                     c_phi[d, i], c_delta[d, i] = 0, INF
                 else:
-                    c_phi[d, i], c_delta[d, i] = pn_get(pkeys, pphi, pdelta, ch)
+                    c_phi[d, i], c_delta[d, i] = pn_get(pkeys, pphi, pdelta, ch,
+                                                        score[d, i] & REPLIES_MASK)
             mode = LOOP
         elif mode == LOOP:
             delta = 0
@@ -146,7 +118,10 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
                 r_phi, r_delta = phi, delta
                 continue
             th_phi[d + 1] = th_delta[d] + c_phi[d, best] - delta
-            th_delta[d + 1] = min(th_phi[d], second + 1)
+            # The 1 + epsilon trick (Pawlewicz and Lew): let the child run until it is a
+            # quarter worse than the runner-up, not just worse, so the search does not
+            # thrash between two children of near-equal numbers.
+            th_delta[d + 1] = min(th_phi[d], second + (second >> 2) + 1)
             sel[d] = best
             push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
             play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],

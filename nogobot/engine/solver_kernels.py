@@ -30,6 +30,7 @@ from numba import njit, objmode
 from ..game.board import EMPTY, NLEGAL_B, TO_MOVE, play_stone, push_state
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
+REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
 
 C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN, C_DFPN = range(6)
 CFG_LEN = 8
@@ -268,7 +269,8 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
 
     Each move is played one level down to read the opponent's and our own legal counts after
     it: moves that leave the opponent the fewest replies and us the most end games soonest and
-    are the likeliest wins, so a winning node is usually cut at its first child. With
+    are the likeliest wins, so a winning node is usually cut at its first child. ``score[d, i]``
+    keeps each move's key, the opponent's reply count in its low byte (``REPLIES_MASK``). With
     ``C_SAFE_CHILD`` a move after which the opponent statically wins is left out (it loses)."""
     meta = stk_m[d]
     c = meta[TO_MOVE]
@@ -293,7 +295,9 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
             if sv == WIN:
                 stats[S_SAFE] += 1
                 continue
-        key = 2 * opp - m1[NLEGAL_B + c - 1]
+        # The order's key, with the opponent's reply count in the low byte (df-pn's initial
+        # disproof number; ties go to the fewer replies).
+        key = (2 * opp - m1[NLEGAL_B + c - 1]) * 256 + opp
         # insertion sort: at most a few dozen moves
         i = n
         while i > 0 and score[d, i - 1] > key:
@@ -304,6 +308,45 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
         score[d, i] = key
         n += 1
     return n
+
+
+@njit(cache=True, inline="always")
+def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
+               moves, score, budget, entry, uf, cfg, deadline, stats):
+    """A node's entry, shared by negamax and df-pn: (value, n). The value is WIN or LOSS when
+    the node is settled at once (no legal move, the table, the static rule, a child that wins
+    at once); UNKNOWN with n = -1 when the node budget or the clock stops the search (then, for
+    the clock, ``budget[0]`` is 0, its value before in ``stats[S_LEFT]``); else UNKNOWN and its
+    n ordered moves in ``moves[d]`` (``order_children``), its budget on entry in ``entry[d]``."""
+    meta = stk_m[d]
+    c = meta[TO_MOVE]
+    if meta[NLEGAL_B + c - 1] == 0:
+        return LOSS, 0
+    v = int(tt_get(keys, vals, meta[1]))
+    if v != 0:
+        stats[S_TT_HITS] += 1
+        return v, 0
+    if budget[0] <= 0:
+        return UNKNOWN, -1
+    budget[0] -= 1
+    if deadline > 0 and (budget[0] & cfg[C_CLOCK_MASK]) == 0 and clock() > deadline:
+        stats[S_LEFT] = budget[0]
+        budget[0] = 0
+        stats[S_TIMED_OUT] = 1
+        return UNKNOWN, -1
+    if cfg[C_SAFE]:
+        v = int(static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf))
+        if v != UNKNOWN:
+            stats[S_SAFE] += 1
+            tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
+            return v, 0
+    entry[d] = budget[0] + 1
+    n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
+                       score, uf, cfg, stats)
+    if n < 0:
+        tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
+        return WIN, 0
+    return UNKNOWN, n
 
 
 @njit(cache=True, _nrt=False)
@@ -320,41 +363,12 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
     d = start
     mode = ENTER
     v = UNKNOWN
-    clock_mask = cfg[C_CLOCK_MASK]
     while True:
         if mode == ENTER:
-            meta = stk_m[d]
-            c = meta[TO_MOVE]
             mode = RETURN
-            if meta[NLEGAL_B + c - 1] == 0:
-                v = LOSS
-                continue
-            v = tt_get(keys, vals, meta[1])
-            if v != 0:
-                stats[S_TT_HITS] += 1
-                continue
-            if budget[0] <= 0:
-                v = UNKNOWN
-                continue
-            budget[0] -= 1
-            if deadline > 0 and (budget[0] & clock_mask) == 0 and clock() > deadline:
-                stats[S_LEFT] = budget[0]
-                budget[0] = 0
-                stats[S_TIMED_OUT] = 1
-                v = UNKNOWN
-                continue
-            if cfg[C_SAFE]:
-                v = static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf)
-                if v != UNKNOWN:
-                    stats[S_SAFE] += 1
-                    tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
-                    continue
-            entry[d] = budget[0] + 1
-            n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys,
-                               vals, moves, score, uf, cfg, stats)
-            if n < 0:
-                tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
-                v = WIN
+            v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
+                              work, gen, moves, score, budget, entry, uf, cfg, deadline, stats)
+            if v != UNKNOWN or n < 0:
                 continue
             nmov[d] = n
             nxt_i[d] = 0
