@@ -299,7 +299,7 @@ def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer
 
     def counted(solver):
         solve = solver.solve
-        solver.solve = lambda board, *a: calls.append(board.ply) or solve(board, *a)
+        solver.solve = lambda board, *a, **kw: calls.append(board.ply) or solve(board, *a, **kw)
         return solver
 
     counted(s.solver)
