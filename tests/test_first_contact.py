@@ -251,6 +251,12 @@ def test_bad_time_policy_setting_is_one_line(value):
     assert "--time-policy" in res.stderr and value in res.stderr
 
 
+def test_solver_from_below_the_reach_is_one_line():
+    res = nogobot("gtp", "--solver-from", "20", input="name\n")
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    assert "--solver-from" in res.stderr
+
+
 HIDE_TORCH = "import sys; sys.modules['torch'] = None"
 
 

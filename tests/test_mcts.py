@@ -328,6 +328,29 @@ def test_solver_is_tried_from_its_reach_and_the_search_goes_on_without_an_answer
     assert r.reason.startswith("solver") and r.proven == want and b.is_legal(r.move)
 
 
+def test_solver_from_moves_where_the_solver_is_first_tried():
+    """``SearchConfig.solver_from`` (``nogobot gtp --solver-from``): the search tries the solver
+    from that many empty points, not from SOLVER_MAX_EMPTY, and the time plan's zones say so."""
+    rng = np.random.default_rng(3)
+    config = small_config(use_solver=True, solver_from=SOLVER_MAX_EMPTY + 2)
+    s = Searcher(UniformEvaluator(), 9, config)
+    calls = []
+    solve = s.solver.solve
+    s.solver.solve = lambda board, *a, **kw: calls.append(81 - board.ply) or solve(board, *a,
+                                                                                     **kw)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_MAX_EMPTY + 3:
+        b.play(int(rng.choice(b.legal_moves())))
+    for _ in range(3):
+        s.search(b, SearchLimits(playouts=60))
+        b.play(int(rng.choice(b.legal_moves())))
+    assert calls == [SOLVER_MAX_EMPTY + 2, SOLVER_MAX_EMPTY + 1]
+    zones = MCTSAgent(UniformEvaluator(), config=config).solver_zones
+    assert zones.tries == SOLVER_MAX_EMPTY + 2 and zones.reach == SOLVER_REACH_EMPTY
+    default = MCTSAgent(UniformEvaluator(), config=small_config(use_solver=True))
+    assert default.solver_zones.tries == SOLVER_MAX_EMPTY
+
+
 def test_agent_resigns_without_legal_move_and_plays_games():
     agent = MCTSAgent(UniformEvaluator(), config=small_config(), playouts=64, seconds=None, log=None)
     b = Board(5)

@@ -130,6 +130,9 @@ def read_book(path: str | None, agent_name: str):
                    "(default 0.8; equal to --rollout-weight: one weight throughout).")
 @click.option("--rollouts", default=None, type=click.IntRange(min=1),
               help="Rollouts per leaf when rollouts are mixed in (default 4).")
+@click.option("--solver-from", default=None, type=click.IntRange(min=26),
+              help="Empty points from which the search tries the exact endgame solver first "
+                   "(default 28; 26 or more: below, the solver answers within a move).")
 @click.option("--book", "book_path", default=None, type=click.Path(dir_okay=False),
               help="Opening book (JSON, `nogobot book build`): its positions are answered at "
                    "once, without search, saving the clock for later moves.")
@@ -141,7 +144,7 @@ def read_book(path: str | None, agent_name: str):
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
-            book_path, agent_name, seed, live_gfx, quiet) -> None:
+            solver_from, book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -162,6 +165,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["endgame_rollout_weight"] = endgame_rollout_weight
     if rollouts is not None:
         search["rollout_count"] = rollouts
+    if solver_from is not None:
+        search["solver_from"] = solver_from
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,

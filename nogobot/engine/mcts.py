@@ -82,6 +82,9 @@ class SearchConfig:
     top_k: int = 0  # darkforest-style pruning: consider only the k best priors (0 = all)
     selection: int = SELECT_PUCT  # or SELECT_UCB1_TUNED / SELECT_KL_UCB (experiments)
     use_solver: bool = True  # exact endgame solver when few empty points remain
+    # Empty points from which the search tries the solver first (None: solver.SOLVER_MAX_EMPTY;
+    # the time plan counts the moves from there as the solver's tries).
+    solver_from: int | None = None
     # Once the solver proves the game lost, play the move that leaves the opponent the
     # smallest share of winning replies (``solver.Solver.resist``) instead of the one whose
     # refutation took the most nodes.

@@ -13,6 +13,7 @@ import math
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..game import coords
 from ..game.board import Board
@@ -53,6 +54,8 @@ class MCTSAgent(Agent):
         ``SOLVER_REACH_EMPTY``; answering at once from ``SOLVER_INSTANT_EMPTY``."""
         if not self.config.use_solver:
             return NO_SOLVER
+        if self.config.solver_from is not None:  # tried from elsewhere (``SearchConfig``)
+            return replace(SOLVER_ZONES, tries=max(self.config.solver_from, SOLVER_ZONES.reach))
         return SOLVER_ZONES
 
     def searcher(self, size: int) -> Searcher:

@@ -270,7 +270,8 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
-        if self.solver is not None and empties <= SOLVER_MAX_EMPTY:
+        tries_from = self.config.solver_from or SOLVER_MAX_EMPTY
+        if self.solver is not None and empties <= tries_from:
             budget, seconds = solver_budget(limits), solver_seconds(limits)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)
