@@ -232,10 +232,12 @@ def test_campaign_snapshot_resumes_in_a_new_run_directory(tmp_path):
     first = TrainingRun(cfg, tmp_path / "a")
     first.initialise()
     first.run(generations=1)
-    r = CliRunner().invoke(main, ["train", "snapshot", str(tmp_path / "a"),
-                                  str(tmp_path / "camp")])
-    assert r.exit_code == 0, r.output
+    for note in ("first stretch.", "second stretch."):  # a note adds to the line's history
+        r = CliRunner().invoke(main, ["train", "snapshot", str(tmp_path / "a"),
+                                      str(tmp_path / "camp"), "--note", note])
+        assert r.exit_code == 0, r.output
     camp = read_campaign(tmp_path / "camp")
+    assert camp["note"] == "first stretch. second stretch."
     assert camp["selfplay_games"] == 4 and camp["generations"] == 1 and camp["stage"] == 0
     cfg2 = load_config(TINY_CONFIG, overrides=["gating.games=0",
                                                f"init_checkpoint={tmp_path / 'camp'}"])

@@ -196,7 +196,7 @@ def train_report_cmd(run_dir, out, page) -> None:
 @train_group.command("snapshot")
 @click.argument("run_dir", metavar="RUN_DIR", type=click.Path(file_okay=False))
 @click.argument("folder", metavar="FOLDER", type=click.Path(file_okay=False))
-@click.option("--note", default="", help="A line kept in FOLDER/state.yaml.")
+@click.option("--note", default="", help="A line added to the note in FOLDER/state.yaml (the line's history).")
 def train_snapshot_cmd(run_dir, folder, note) -> None:
     """Keep a run's resumable state (best net + optimiser, next stages, curriculum position) in
     a small campaign FOLDER; a config with `init_checkpoint: FOLDER` goes on from it."""

@@ -56,7 +56,8 @@ def stage_checkpoint(folder, stage: int) -> Path | None:
 
 
 def write_snapshot(run_dir, folder, note: str = "") -> dict:
-    """Copy a run directory's resumable state into the campaign ``folder``; returns the state."""
+    """Copy a run directory's resumable state into the campaign ``folder``; returns the state.
+    ``note`` is appended to the folder's note, which keeps the line's history."""
     run_dir, folder = Path(run_dir), Path(folder)
     try:
         st = json.loads((run_dir / "state.json").read_text())
@@ -88,7 +89,14 @@ def write_snapshot(run_dir, folder, note: str = "") -> dict:
         "from_run": str(run_dir),
         "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    if note:
-        state["note"] = note
+    earlier = ""
+    if (folder / STATE_FILE).exists():
+        try:
+            earlier = str((yaml.safe_load((folder / STATE_FILE).read_text()) or {})
+                          .get("note") or "")
+        except yaml.YAMLError:
+            earlier = ""
+    if earlier or note:
+        state["note"] = " ".join(part for part in (earlier.strip(), note.strip()) if part)
     write_atomic(folder / STATE_FILE, yaml.safe_dump(state, sort_keys=False))
     return state
