@@ -597,10 +597,9 @@ class Board:
             for q in self.geo.nbr[p]:
                 if q >= 0 and self.stones[q] == EMPTY:
                     parent[find(int(q))] = find(p)
-        for r in {int(r) for r in self.root[self.stones != EMPTY]}:
-            bits = [w for w in range(self.geo.words) if self.libs[r, w]]
-            libs = [(w << 6) + i for w in bits for i in range(64)
-                    if (int(self.libs[r, w]) >> i) & 1]
+        blocks = {int(self.root[p]): int(p) for p in np.flatnonzero(self.stones != EMPTY)}
+        for stone in blocks.values():
+            libs = self.block_liberties(stone)
             for q in libs[1:]:
                 parent[find(q)] = find(libs[0])
         regions: dict[int, list[int]] = {}

@@ -89,13 +89,10 @@ def write_snapshot(run_dir, folder, note: str = "") -> dict:
         "from_run": str(run_dir),
         "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    earlier = ""
-    if (folder / STATE_FILE).exists():
-        try:
-            earlier = str((yaml.safe_load((folder / STATE_FILE).read_text()) or {})
-                          .get("note") or "")
-        except yaml.YAMLError:
-            earlier = ""
+    try:
+        earlier = str(read_campaign(folder).get("note") or "")
+    except ValueError:  # no earlier snapshot there, or one that cannot be read
+        earlier = ""
     if earlier or note:
         state["note"] = " ".join(part for part in (earlier.strip(), note.strip()) if part)
     write_atomic(folder / STATE_FILE, yaml.safe_dump(state, sort_keys=False))
