@@ -6,7 +6,7 @@ import pytest
 from numba import njit
 
 from nogobot.engine.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
-from nogobot.engine.solver_kernels import STATS_LEN
+from nogobot.engine.solver_kernels import C_HISTORY, STATS_LEN
 from nogobot.game.board import BLACK, TO_MOVE, WHITE, Board, _play
 
 
@@ -202,9 +202,10 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             s = Solver(1 << 14)
             results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
             budget = np.array([hard_cost // 2], np.int64)
+            cfg = s.kernel_config(b)  # sizes s.history for the board
             got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, s.work, s.gen,
-                             s.pkeys, s.pphi, s.pdelta, moves, budget, per_move, results, nodes, s.kernel_config(b), 0.0,
-                             np.zeros(STATS_LEN, np.int64))
+                             s.pkeys, s.pphi, s.pdelta, moves, budget, per_move, results, nodes,
+                             s.history, cfg, 0.0, np.zeros(STATS_LEN, np.int64))
             assert got == expected
             assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2
         checked += 1
@@ -292,3 +293,18 @@ def test_the_rules_reach_the_kernels():
     assert set(sym.move_results) == set(range(16)) and all(
         r == LOSS for r in sym.move_results.values())
     assert seen["safe"] > 0
+
+
+def test_history_orders_small_boards_and_stays_off_on_9x9():
+    """The history heuristic is on by default on boards of at most HISTORY_MAX_POINTS points,
+    where it saves nodes (a 4x4 opening here), and off on 9x9, where it costs them."""
+    b = Board(4)
+    b.play(1)
+    auto, on, off = (Solver(1 << 18, **kw).solve(b, 10**7)
+                     for kw in ({}, {"history": True}, {"history": False}))
+    assert auto.result == on.result == off.result == WIN
+    assert auto.nodes == on.nodes < off.nodes
+    s = Solver(1 << 14)
+    assert s.kernel_config(Board(9))[C_HISTORY] == 0 and s.history.shape == (3, 81)
+    assert Solver(1 << 14, history=True).kernel_config(Board(9))[C_HISTORY] == 1
+    assert s.kernel_config(Board(5))[C_HISTORY] == 1 and s.history.shape == (3, 25)

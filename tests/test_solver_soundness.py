@@ -15,7 +15,8 @@ from nogobot.engine.solver import LOSS, WIN, Solver
 from nogobot.game.board import Board
 
 # Each rule alone off, all off, all on: a rule that is wrong fails in some column.
-OFF = {"safe": False, "safe_children": False, "tt_work": False, "symmetry": False}
+OFF = {"safe": False, "safe_children": False, "tt_work": False, "symmetry": False,
+       "history": False}
 VARIANTS = {"default": {}, "all-off": OFF,
             **{f"only-{k}": {**OFF, k: True} for k in OFF},
             **{f"no-{k}": {k: False} for k in OFF},

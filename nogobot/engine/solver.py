@@ -23,6 +23,7 @@ from .solver_kernels import (
     C_CLOCK_MASK,
     C_DFPN,
     C_GEN,
+    C_HISTORY,
     C_SAFE,
     C_SAFE_CHILD,
     C_TT_WORK,
@@ -88,8 +89,12 @@ class SolverRules:
     symmetry: bool = True  # root moves the position's symmetries map together are solved once
     dfpn: bool = False  # depth-first proof-number search instead of negamax below the root
     clock_every: int = 1024  # nodes between reads of the clock (a power of two)
+    # The history heuristic breaking ties of mobility; None: on for boards of at most
+    # HISTORY_MAX_POINTS points, where it saves nodes (it costs nodes on 9x9).
+    history: bool | None = None
 
 
+HISTORY_MAX_POINTS = 25
 ENTRY_BYTES = 11  # a table entry: key (8), value (1), work (1), generation (1)
 DFPN_ENTRY_BYTES = 16  # df-pn's: key (8), phi (4), delta (4)
 
@@ -176,6 +181,7 @@ class Solver:
         self.pphi = np.zeros(m, np.int32)
         self.pdelta = np.zeros(m, np.int32)
         self.generation = 0
+        self.history = np.zeros((3, 1), np.int64)  # per colour and point; sized by the board
         self._root_safe_cuts = 0
 
     def clear(self) -> None:
@@ -185,6 +191,7 @@ class Solver:
         self.work[:] = 0
         self.gen[:] = 0
         self.pkeys[:] = 0
+        self.history[:] = 0
 
     def kernel_config(self, board: Board) -> np.ndarray:
         """The kernels' ``cfg`` array for a new call on ``board`` (a new table generation)."""
@@ -195,6 +202,12 @@ class Solver:
         cfg[C_CLOCK_MASK] = max(1, r.clock_every) - 1
         cfg[C_GEN] = self.generation
         cfg[C_DFPN] = r.dfpn
+        area = board.geo.area
+        cfg[C_HISTORY] = area <= HISTORY_MAX_POINTS if r.history is None else r.history
+        if self.history.shape[1] != area:
+            self.history = np.zeros((3, area), np.int64)
+        else:
+            self.history >>= 1  # a new call: the old counts weigh half
         return cfg
 
     def solve(self, board: Board, max_nodes: int = 200_000,
@@ -222,7 +235,7 @@ class Solver:
             moves = legal[np.argsort(-priors[legal], kind="stable")]
         else:
             moves, wins_at_once = order_root(*stack, g.nbr, g.zobrist, self.keys, self.vals,
-                                             cfg, stats)
+                                             self.history, cfg, stats)
             if wins_at_once:
                 m = int(moves[0])
                 return SolveResult(WIN, m, 1, {m: WIN}, {m: 1},
@@ -241,7 +254,7 @@ class Solver:
             root = solve_root_dfpn if self.rules.dfpn else solve_root
             res = root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen,
                        self.pkeys, self.pphi, self.pdelta, moves, budget, per_move, results,
-                       nodes, cfg, deadline, stats)
+                       nodes, self.history, cfg, deadline, stats)
             if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
                 break
         by_move = {int(m): int(r) for m, r in zip(moves, results)}

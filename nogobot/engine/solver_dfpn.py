@@ -46,7 +46,7 @@ def pn_put(pkeys, pphi, pdelta, h, phi, delta):
 @njit(cache=True, _nrt=False)
 def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
          pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta, entry, sel,
-         c_phi, c_delta, uf, cfg, deadline, stats):
+         c_phi, c_delta, uf, hist, cfg, deadline, stats):
     """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the budget or
     the clock runs out (as ``negamax``): Nagai's df-pn in negamax form. A node's phi (the
     work to prove it won for its side to move) is its children's least delta, its delta (to
@@ -69,7 +69,8 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
         if mode == ENTER:
             mode = RETURN
             v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                              work, gen, moves, score, budget, entry, uf, cfg, deadline, stats)
+                              work, gen, moves, score, budget, entry, uf, hist, cfg, deadline,
+                              stats)
             if n < 0:
                 aborted = True
             if v != UNKNOWN or n < 0:

@@ -18,7 +18,10 @@ The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
   entry per slot, always replaced;
 * ``C_CLOCK_MASK``: the clock is read when the node count's low bits are zero under this mask;
 * ``C_DFPN``: depth-first proof-number search (``solver_dfpn``) instead of negamax below the
-  root (``solver_root`` chooses).
+  root (``solver_root`` chooses);
+* ``C_HISTORY``: the history heuristic: each move that proved a win adds the square of the
+  empty points where it did (the area less the ply) to ``hist[colour, point]``, and among
+  moves of equal mobility the order puts those with more first.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ import time
 
 from numba import njit, objmode
 
-from ..game.board import EMPTY, NLEGAL_B, TO_MOVE, play_stone, push_state
+from ..game.board import EMPTY, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
+HIST_BITS = 36  # a history count is capped at HIST_MAX within the order's key
+HIST_MAX = (1 << HIST_BITS) - 1
 
-C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN, C_DFPN = range(6)
+C_SAFE, C_SAFE_CHILD, C_TT_WORK, C_CLOCK_MASK, C_GEN, C_DFPN, C_HISTORY = range(7)
 CFG_LEN = 8
 # stats: the clock stopped the search; nodes settled by the static rule; table hits; the
 # node budget left when the clock stopped the search.
@@ -262,7 +267,7 @@ def static_value(stones, root, legal, meta, nbr, scratch):
 
 @njit(cache=True, inline="always")
 def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                   score, uf, cfg, stats):
+                   score, uf, hist, cfg, stats):
     """Generate the moves at level d into ``moves[d]``, best first; return their count, or -1
     when one of them wins at once (the opponent has no reply, the table holds its position as
     lost for the opponent, or, with ``C_SAFE_CHILD``, its safe moves settle it so).
@@ -297,7 +302,10 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
                 continue
         # The order's key, with the opponent's reply count in the low byte (df-pn's initial
         # disproof number; ties go to the fewer replies).
-        key = (2 * opp - m1[NLEGAL_B + c - 1]) * 256 + opp
+        key = 2 * opp - m1[NLEGAL_B + c - 1]
+        if cfg[C_HISTORY]:  # among moves of equal mobility, more history first
+            key = (key << HIST_BITS) + HIST_MAX - min(hist[c, p], HIST_MAX)
+        key = key * 256 + opp
         # insertion sort: at most a few dozen moves
         i = n
         while i > 0 and score[d, i - 1] > key:
@@ -312,7 +320,7 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
 
 @njit(cache=True, inline="always")
 def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-               moves, score, budget, entry, uf, cfg, deadline, stats):
+               moves, score, budget, entry, uf, hist, cfg, deadline, stats):
     """A node's entry, shared by negamax and df-pn: (value, n). The value is WIN or LOSS when
     the node is settled at once (no legal move, the table, the static rule, a child that wins
     at once); UNKNOWN with n = -1 when the node budget or the clock stops the search (then, for
@@ -342,7 +350,7 @@ def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals
             return v, 0
     entry[d] = budget[0] + 1
     n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                       score, uf, cfg, stats)
+                       score, uf, hist, cfg, stats)
     if n < 0:
         tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
         return WIN, 0
@@ -351,7 +359,7 @@ def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals
 
 @njit(cache=True, _nrt=False)
 def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-            moves, score, budget, nmov, nxt_i, unknown, entry, uf, cfg, deadline, stats):
+            moves, score, budget, nmov, nxt_i, unknown, entry, uf, hist, cfg, deadline, stats):
     """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the node budget
     (``budget[0]``) runs out or the clock passes ``deadline`` (a ``perf_counter`` time, none
     when <= 0; then ``budget[0]`` is set to 0 and ``stats[S_TIMED_OUT]`` to 1).
@@ -367,7 +375,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
         if mode == ENTER:
             mode = RETURN
             v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                              work, gen, moves, score, budget, entry, uf, cfg, deadline, stats)
+                              work, gen, moves, score, budget, entry, uf, hist, cfg, deadline,
+                              stats)
             if v != UNKNOWN or n < 0:
                 continue
             nmov[d] = n
@@ -396,6 +405,9 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
             if v == LOSS:  # the child is lost for its mover: this level wins
                 v = WIN
                 tt_put(keys, vals, work, gen, cfg, stk_m[d][1], WIN, entry[d] - budget[0])
+                if cfg[C_HISTORY]:
+                    empty = stk_s.shape[1] - stk_m[d][PLY]
+                    hist[stk_m[d][TO_MOVE], moves[d, nxt_i[d]]] += empty * empty
             else:
                 if v == UNKNOWN:
                     unknown[d] = True
