@@ -13,7 +13,6 @@ import math
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 
 from ..game import coords
 from ..game.board import Board
@@ -21,7 +20,7 @@ from .agent import Agent
 from .book import OpeningBook
 from .mcts import SearchConfig
 from .search import Searcher, SearchHooks, SearchLimits, SearchProgress, SearchResult
-from .solver import SOLVER_ZONES
+from .solver import zones_from
 from .timecontrol import NO_SOLVER, SolverZones
 
 
@@ -54,9 +53,7 @@ class MCTSAgent(Agent):
         ``SOLVER_REACH_EMPTY``; answering at once from ``SOLVER_INSTANT_EMPTY``."""
         if not self.config.use_solver:
             return NO_SOLVER
-        if self.config.solver_from is not None:  # tried from elsewhere (``SearchConfig``)
-            return replace(SOLVER_ZONES, tries=max(self.config.solver_from, SOLVER_ZONES.reach))
-        return SOLVER_ZONES
+        return zones_from(self.config.solver_from)  # ``SearchConfig`` may move the first try
 
     def searcher(self, size: int) -> Searcher:
         if self._searcher is None or self._searcher.size != size:

@@ -29,7 +29,7 @@ from ..net.inference import run_search
 from . import mcts
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import LOSS, SOLVER_MAX_EMPTY, WIN, Solver, solver_budget, solver_seconds
+from .solver import LOSS, WIN, Solver, solver_budget, solver_seconds, zones_from
 
 if TYPE_CHECKING:
     from .gumbel import GumbelRoot
@@ -270,8 +270,7 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
-        tries_from = self.config.solver_from or SOLVER_MAX_EMPTY
-        if self.solver is not None and empties <= tries_from:
+        if self.solver is not None and empties <= zones_from(self.config.solver_from).tries:
             budget, seconds = solver_budget(limits), solver_seconds(limits)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)

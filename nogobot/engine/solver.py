@@ -49,6 +49,16 @@ SOLVER_INSTANT_EMPTY = 22  # at or below this it answers almost at once (the tim
 # The three as the time plan reads them (``timecontrol.plan_move``), for every player using it.
 SOLVER_ZONES = SolverZones(exact=SOLVER_INSTANT_EMPTY, reach=SOLVER_REACH_EMPTY,
                            tries=SOLVER_MAX_EMPTY)
+
+
+def zones_from(solver_from: int | None = None) -> SolverZones:
+    """The solver's zones with its first try at ``solver_from`` empty points (never below the
+    reach) instead of ``SOLVER_MAX_EMPTY``: what the search does and the time plan reads."""
+    if solver_from is None:
+        return SOLVER_ZONES
+    return replace(SOLVER_ZONES, tries=max(solver_from, SOLVER_REACH_EMPTY))
+
+
 SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
 # The rate measured in play on a 2-core CPU at 22-28 empty points (docs/results.md, "Endgame
 # solver, measured").
@@ -346,4 +356,5 @@ __all__ = [
     "solver_budget",
     "solver_seconds",
     "symmetries",
+    "zones_from",
 ]
