@@ -80,5 +80,31 @@ def random_small_positions(seed: int, count: int) -> list[Board]:
     return out
 
 
+def random_symmetric_position(size: int, rng, empty: int) -> Board:
+    """A position that one of the board's symmetries (other than the identity) maps onto
+    itself: random stones of a random colour on whole orbits of that symmetry, where legal,
+    until about ``empty`` points are left; a random side to move."""
+    from nogobot.game.board import IllegalMove
+
+    perm = dihedral(size)[int(rng.integers(1, 8))]
+    b = Board(size)
+    for _ in range(40 * size * size):
+        if b.geo.area - int((b.stones > 0).sum()) <= empty:
+            break
+        orbit = [int(rng.integers(size * size))]
+        while int(perm[orbit[-1]]) != orbit[0]:
+            orbit.append(int(perm[orbit[-1]]))
+        colour = int(rng.integers(1, 3))
+        trial = b.copy()
+        try:
+            for p in orbit:
+                trial.play(p, colour)
+        except IllegalMove:
+            continue
+        b = trial
+    b.to_move = int(rng.integers(1, 3))
+    return b
+
+
 __all__ = ["BLACK", "board_from_stones", "dihedral", "random_position",
-           "random_small_positions", "reference_value"]
+           "random_small_positions", "random_symmetric_position", "reference_value"]

@@ -5,7 +5,16 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nogobot.engine.solver import LOSS, UNKNOWN, WIN, Solver, search_stack, solve, solve_root
+from nogobot.engine.solver import (
+    LOSS,
+    UNKNOWN,
+    WIN,
+    Solver,
+    image_perms,
+    search_stack,
+    solve,
+    solve_root,
+)
 from nogobot.engine.solver_kernels import C_HISTORY, STATS_LEN
 from nogobot.game.board import BLACK, TO_MOVE, WHITE, Board, _play
 
@@ -203,9 +212,10 @@ def test_a_per_move_cap_lets_a_later_cheap_win_be_seen():
             results, nodes = np.zeros(2, np.int64), np.zeros(2, np.int64)
             budget = np.array([hard_cost // 2], np.int64)
             cfg = s.kernel_config(b)  # sizes s.history for the board
-            got = solve_root(*search_stack(b), g.nbr, g.zobrist, s.keys, s.vals, s.work, s.gen,
-                             s.pkeys, s.pphi, s.pdelta, moves, budget, per_move, results, nodes,
-                             s.history, cfg, 0.0, np.zeros(STATS_LEN, np.int64))
+            sym = image_perms(b)
+            got = solve_root(*search_stack(b, sym), g.nbr, g.zobrist, s.keys, s.vals, s.work,
+                             s.gen, s.pkeys, s.pphi, s.pdelta, moves, budget, per_move, results,
+                             nodes, s.history, sym, cfg, 0.0, np.zeros(STATS_LEN, np.int64))
             assert got == expected
             assert results[0] == UNKNOWN and nodes.sum() <= hard_cost // 2 + 2
         checked += 1
@@ -287,11 +297,16 @@ def test_the_rules_reach_the_kernels():
         on, off = Solver(1 << 14).solve(b, 10**6), Solver(1 << 14, safe=False,
                                                            safe_children=False).solve(b, 10**6)
         seen["safe"] += on.safe_cuts > 0 and off.safe_cuts == 0
-    sym = Solver(1 << 16).solve(Board(4), 10**7)
-    flat = Solver(1 << 16, symmetry=False).solve(Board(4), 10**7)
+    sym = Solver(1 << 16, symmetry_keys=False).solve(Board(4), 10**7)
+    flat = Solver(1 << 16, symmetry=False, symmetry_keys=False).solve(Board(4), 10**7)
     assert sym.result == flat.result == LOSS and sym.nodes < flat.nodes
     assert set(sym.move_results) == set(range(16)) and all(
         r == LOSS for r in sym.move_results.values())
+    # Symmetric positions below the root share entries: fewer nodes again, and the root's
+    # symmetric moves are then found in the table.
+    keys = Solver(1 << 16).solve(Board(4), 10**7)
+    assert keys.result == LOSS and keys.nodes < sym.nodes
+    assert Solver(1 << 16, symmetry=False).solve(Board(4), 10**7).nodes <= keys.nodes
     assert seen["safe"] > 0
 
 
@@ -308,3 +323,39 @@ def test_history_orders_small_boards_and_stays_off_on_9x9():
     assert s.kernel_config(Board(9))[C_HISTORY] == 0 and s.history.shape == (3, 81)
     assert Solver(1 << 14, history=True).kernel_config(Board(9))[C_HISTORY] == 1
     assert s.kernel_config(Board(5))[C_HISTORY] == 1 and s.history.shape == (3, 25)
+
+
+def test_image_hash_is_the_hash_of_the_image():
+    """The images' hashes the search starts from are the hashes the rules kernels give the
+    image positions themselves (so symmetric positions meet in the table)."""
+    from solver_reference import board_from_stones, dihedral, random_position
+
+    from nogobot.engine.solver import image_hash
+
+    rng = np.random.default_rng(58)
+    for size, empty in ((4, 9), (5, 12), (9, 30)):
+        b = random_position(size, rng, empty)
+        for perm in dihedral(size):
+            stones = np.zeros_like(b.stones)
+            stones[perm] = b.stones
+            image = board_from_stones(stones, size, b.to_move)
+            assert image_hash(b, perm) == int(image.meta[1])
+
+
+def test_symmetry_keys_use_the_given_positions_symmetries():
+    """Solving a symmetric position's moves one at a time (as `nogobot solve` does), keyed by
+    that position's symmetries: the same results in fewer nodes."""
+    b = Board(4)
+    used = {}
+    for images_of in (None, b):
+        s = Solver(1 << 16)
+        results, nodes = [], 0
+        for m in (0, 1, 5):  # A4, B4, B3: one of each kind of opening
+            after = b.copy()
+            after.play(m)
+            r = s.solve(after, 10**7, images_of=images_of)
+            results.append(r.result)
+            nodes += r.nodes
+        assert results == [WIN] * 3  # every opening loses: the reply wins
+        used[images_of is None] = nodes
+    assert used[False] < used[True]

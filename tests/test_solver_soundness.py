@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from solver_reference import board_from_stones, dihedral, random_small_positions, reference_value
+from solver_reference import (
+    board_from_stones,
+    dihedral,
+    random_small_positions,
+    random_symmetric_position,
+    reference_value,
+)
 
-from nogobot.engine.solver import LOSS, WIN, Solver
+from nogobot.engine.solver import LOSS, WIN, Solver, symmetries
 from nogobot.game.board import Board
 
 # Each rule alone off, all off, all on: a rule that is wrong fails in some column.
 OFF = {"safe": False, "safe_children": False, "tt_work": False, "symmetry": False,
-       "history": False}
+       "symmetry_keys": False, "history": False}
 VARIANTS = {"default": {}, "all-off": OFF,
             **{f"only-{k}": {**OFF, k: True} for k in OFF},
             **{f"no-{k}": {k: False} for k in OFF},
@@ -35,9 +41,23 @@ def test_positions_cover_both_outcomes_and_every_shape(positions):
     assert {b.size for b, _ in positions} == {3, 4, 5, 9}
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_solver_agrees_with_the_reference(positions, variant):
-    solver = Solver(1 << 12, **VARIANTS[variant])  # small: entries get replaced
+@pytest.fixture(scope="module")
+def symmetric_positions():
+    """Positions with symmetries of their own, where ``symmetry_keys`` merges table entries."""
+    rng = np.random.default_rng(57)
+    shapes = [(3, 7), (4, 11), (4, 10), (5, 12), (5, 11), (9, 14)]
+    boards = [random_symmetric_position(size, rng, empty)
+              for size, empty in shapes * 16]
+    return [(b, reference_value(b)) for b in boards]
+
+
+def test_symmetric_positions_are_symmetric(symmetric_positions):
+    assert all(len(symmetries(b)) > 1 for b, _ in symmetric_positions)
+    wins = sum(v == WIN for _, v in symmetric_positions)
+    assert 0.2 * len(symmetric_positions) < wins < 0.8 * len(symmetric_positions)
+
+
+def check_against_reference(solver: Solver, positions, variant: str) -> None:
     for b, expected in positions:
         got = solver.solve(b, 10_000_000)
         assert got.result == expected, f"{variant}\n{b}\nto move {b.to_move}"
@@ -50,6 +70,17 @@ def test_solver_agrees_with_the_reference(positions, variant):
                 after = b.copy()
                 after.play(m)
                 assert reference_value(after) == -r, f"{variant}\n{b}\nmove {m}"
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_solver_agrees_with_the_reference(positions, variant):
+    check_against_reference(Solver(1 << 12, **VARIANTS[variant]), positions, variant)
+
+
+@pytest.mark.parametrize("variant", ["default", "only-symmetry_keys", "no-symmetry_keys",
+                                     "dfpn"])
+def test_solver_agrees_with_the_reference_on_symmetric_roots(symmetric_positions, variant):
+    check_against_reference(Solver(1 << 12, **VARIANTS[variant]), symmetric_positions, variant)
 
 
 @pytest.mark.parametrize("variant", ["default", "all-off", "dfpn"])

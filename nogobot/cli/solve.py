@@ -153,7 +153,7 @@ def solve_position(board, *, all_moves: bool, max_seconds: float | None,
                     break
                 limit = slice_s if left is None else min(slice_s, left)
                 r = solver.solve(after, 10**15 if left_nodes is None else left_nodes,
-                                 max_seconds=limit, same_generation=not first)
+                                 max_seconds=limit, same_generation=not first, images_of=board)
                 first = False
                 nodes += r.nodes
                 result = -r.result  # for the side to move at the root
@@ -214,7 +214,7 @@ def print_report(report: dict, all_moves: bool) -> None:
     print(f"nodes: {_format_nodes(report['nodes'])}  seconds: {report['seconds']:.2f}")
 
 
-RULE_NAMES = ("safe", "safe_children", "tt_work", "symmetry")
+RULE_NAMES = ("safe", "safe_children", "tt_work", "symmetry", "symmetry_keys")
 
 
 @click.command("solve")

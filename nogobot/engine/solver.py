@@ -28,7 +28,9 @@ from .solver_kernels import (
     C_SAFE_CHILD,
     C_TT_WORK,
     CFG_LEN,
+    IMAGES,
     LOSS,
+    MAX_IMAGES,
     S_SAFE,
     S_TIMED_OUT,
     S_TT_HITS,
@@ -97,6 +99,8 @@ class SolverRules:
     safe_children: bool = True  # ... and on every child while ordering the moves
     tt_work: bool = True  # two-entry buckets, replacement by subtree work (else always-replace)
     symmetry: bool = True  # root moves the position's symmetries map together are solved once
+    # Below the root, positions the root's symmetries map onto each other share a table entry.
+    symmetry_keys: bool = True
     dfpn: bool = False  # depth-first proof-number search instead of negamax below the root
     clock_every: int = 1024  # nodes between reads of the clock (a power of two)
     # The history heuristic breaking ties of mobility; None: on for boards of at most
@@ -122,15 +126,32 @@ class SolveResult:
     tt_hits: int = 0
 
 
-def search_stack(board: Board) -> tuple:
+def image_hash(board: Board, perm: np.ndarray) -> int:
+    """The hash of ``board``'s image under the point permutation ``perm`` (a stone at p moved
+    to ``perm[p]``), computed as the rules kernels keep it."""
+    z = board.geo.zobrist
+    h = np.int64(z[0, board.geo.area]) if board.to_move == 2 else np.int64(0)
+    for p in np.flatnonzero(board.stones):
+        h ^= z[board.stones[p], perm[p]]
+    return int(h)
+
+
+def search_stack(board: Board, sym: np.ndarray | None = None) -> tuple:
     """A stack of positions for the kernels with ``board`` at level 0: the six state arrays with
     a level axis in front, then the per-level move and score buffers. Every ply fills a point,
-    so no line is longer than the board's area."""
+    so no line is longer than the board's area. The meta rows are widened to carry the hashes
+    of each level's images under the symmetries ``sym`` (``image_perms``; from column
+    ``solver_kernels.IMAGES``)."""
     levels = board.geo.area + 2
     state = board.arrays()
     stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
-    for level, a in zip(stack, state):
+    for level, a in zip(stack[:-1], state[:-1]):
         level[0] = a
+    meta = np.zeros((levels, IMAGES + MAX_IMAGES), np.int64)
+    meta[0, :IMAGES] = state[-1]
+    for k, perm in enumerate(() if sym is None else sym):
+        meta[0, IMAGES + k] = image_hash(board, perm)
+    stack[-1] = meta
     return (*stack, np.empty((levels, board.geo.area), np.int64),
             np.empty((levels, board.geo.area), np.int64))
 
@@ -149,6 +170,18 @@ def symmetries(board: Board) -> list[np.ndarray]:
         if np.array_equal(board.stones[perm], board.stones):
             found.append(perm)
     return found
+
+
+def image_perms(board: Board, on: bool = True) -> np.ndarray:
+    """The kernels' ``sym``: the point permutations of ``board``'s symmetries other than the
+    identity, one row each (none when ``on`` is false or the board has no symmetry). Any
+    symmetries are sound (a position and its image have the same value); those of the root
+    are the ones whose images the search meets."""
+    perms = symmetries(board)[1:] if on else []
+    out = np.zeros((len(perms), board.geo.area), np.int64)
+    for k, perm in enumerate(perms):
+        out[k] = perm
+    return out
 
 
 def root_orbits(board: Board, moves: np.ndarray) -> tuple[np.ndarray, dict[int, int]]:
@@ -222,20 +255,24 @@ class Solver:
 
     def solve(self, board: Board, max_nodes: int = 200_000,
               priors: np.ndarray | None = None,
-              max_seconds: float | None = None, same_generation: bool = False) -> SolveResult:
+              max_seconds: float | None = None, same_generation: bool = False,
+              images_of: Board | None = None) -> SolveResult:
         """Solve ``board`` for its side to move within ``max_nodes`` and ``max_seconds``. Root
         moves go in the order of ``priors`` (e.g. the search's visit counts) or else the
         solver's own. A first pass gives each a small share of the budget, so that a hard move
         first in line cannot spend it all before an easy win later is seen; a second pass gives
         the rest to the moves still unknown, in the same order. ``same_generation``: the table
-        counts this call's entries as the last call's (a search resumed in slices of time)."""
+        counts this call's entries as the last call's (a search resumed in slices of time).
+        ``images_of``: the position whose symmetries key the table (``board``'s own by default;
+        a caller solving a position's moves one at a time passes that position)."""
         t0 = time.perf_counter()
         deadline = t0 + max_seconds if max_seconds is not None else 0.0
         legal = board.legal_moves()
         if legal.size == 0:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
-        stack = search_stack(board)
+        sym = image_perms(board if images_of is None else images_of, self.rules.symmetry_keys)
+        stack = search_stack(board, sym)
         if same_generation:
             self.generation = (self.generation - 1) % 255
         cfg = self.kernel_config(board)
@@ -245,7 +282,7 @@ class Solver:
             moves = legal[np.argsort(-priors[legal], kind="stable")]
         else:
             moves, wins_at_once = order_root(*stack, g.nbr, g.zobrist, self.keys, self.vals,
-                                             self.history, cfg, stats)
+                                             self.history, sym, cfg, stats)
             if wins_at_once:
                 m = int(moves[0])
                 return SolveResult(WIN, m, 1, {m: WIN}, {m: 1},
@@ -264,7 +301,7 @@ class Solver:
             root = solve_root_dfpn if self.rules.dfpn else solve_root
             res = root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen,
                        self.pkeys, self.pphi, self.pdelta, moves, budget, per_move, results,
-                       nodes, self.history, cfg, deadline, stats)
+                       nodes, self.history, sym, cfg, deadline, stats)
             if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
                 break
         by_move = {int(m): int(r) for m, r in zip(moves, results)}
@@ -348,6 +385,8 @@ __all__ = [
     "SolveResult",
     "Solver",
     "SolverRules",
+    "image_hash",
+    "image_perms",
     "order_root",
     "root_orbits",
     "search_stack",

@@ -14,7 +14,10 @@ from .solver_kernels import (
     REPLIES_MASK,
     UNKNOWN,
     WIN,
+    child_key,
     enter_node,
+    node_key,
+    play_images,
     tt_get,
     tt_put,
 )
@@ -46,7 +49,7 @@ def pn_put(pkeys, pphi, pdelta, h, phi, delta):
 @njit(cache=True, _nrt=False)
 def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
          pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta, entry, sel,
-         c_phi, c_delta, uf, hist, cfg, deadline, stats):
+         c_phi, c_delta, uf, hist, sym, cfg, deadline, stats):
     """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the budget or
     the clock runs out (as ``negamax``): Nagai's df-pn in negamax form. A node's phi (the
     work to prove it won for its side to move) is its children's least delta, its delta (to
@@ -57,7 +60,6 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
     work, never progress. Proofs come only from positions without moves, the static rule and
     the table. Entering a node is ``solver_kernels.enter_node``, as in negamax."""
     ENTER, LOOP, RETURN = 0, 1, 2
-    area = zob.shape[1] - 1
     d = start
     th_phi[d] = INF - 1
     th_delta[d] = INF - 1
@@ -69,17 +71,16 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
         if mode == ENTER:
             mode = RETURN
             v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                              work, gen, moves, score, budget, entry, uf, hist, cfg, deadline,
-                              stats)
+                              work, gen, moves, score, budget, entry, uf, hist, sym, cfg,
+                              deadline, stats)
             if n < 0:
                 aborted = True
             if v != UNKNOWN or n < 0:
                 continue
             c = stk_m[d][TO_MOVE]
             nmov[d] = n
-            h = stk_m[d][1]
             for i in range(n):
-                ch = h ^ zob[c, moves[d, i]] ^ zob[0, area]
+                ch = child_key(stk_m[d], sym, zob, moves[d, i], c)
                 cv = tt_get(keys, vals, ch)
                 if cv == LOSS:
                     c_phi[d, i], c_delta[d, i] = INF, 0
@@ -103,7 +104,7 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
                 elif c_delta[d, i] < second:
                     second = c_delta[d, i]
             phi = best_delta
-            h = stk_m[d][1]
+            h = node_key(stk_m[d], sym)
             mode = RETURN
             if phi == 0:
                 v = WIN
@@ -127,6 +128,7 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
             push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
             play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
                        stk_m[d + 1], nbr, zob, moves[d, best], stk_m[d][TO_MOVE])
+            play_images(stk_m[d + 1], sym, zob, moves[d, best], stk_m[d][TO_MOVE])
             d += 1
             mode = ENTER
         else:  # RETURN to the parent with this level's numbers (or on up, aborted)

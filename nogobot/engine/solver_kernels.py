@@ -22,6 +22,13 @@ The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
 * ``C_HISTORY``: the history heuristic: each move that proved a win adds the square of the
   empty points where it did (the area less the ply) to ``hist[colour, point]``, and among
   moves of equal mobility the order puts those with more first.
+
+Symmetric positions share a table entry (``sym``): the root's own symmetries (its stabilizer)
+map every position below it onto positions also below it, with the same value. ``sym`` holds
+their point permutations (identity left out; none when the root has no symmetry), each level's
+meta row carries its position's hash under each of them from ``IMAGES`` on, and the table's key
+is the least of those and the position's own hash (``node_key``). A key is always the plain hash
+of some image of the position, so entries stay sound for later calls with other roots.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import time
 
 from numba import njit, objmode
 
-from ..game.board import EMPTY, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
+from ..game.board import EMPTY, HASH, META_LEN, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
@@ -43,6 +50,10 @@ CFG_LEN = 8
 # node budget left when the clock stopped the search.
 S_TIMED_OUT, S_SAFE, S_TT_HITS, S_LEFT = range(4)
 STATS_LEN = 4
+# A stack level's meta row holds, from this column on, its position's hash under each of the
+# root's symmetries in ``sym`` (``solver.search_stack`` widens the rows).
+IMAGES = META_LEN
+MAX_IMAGES = 7
 
 
 _stop = [False]
@@ -116,6 +127,36 @@ def tt_put(keys, vals, work, gen, cfg, h, v, nodes):
     vals[i] = v
     work[i] = w
     gen[i] = cfg[C_GEN]
+
+
+@njit(cache=True, inline="always")
+def node_key(meta, sym):
+    """The table's key for a level's position: the least of its hash and its images' hashes
+    under the root's symmetries, so that symmetric positions share an entry."""
+    h = meta[HASH]
+    for k in range(sym.shape[0]):
+        h = min(h, meta[IMAGES + k])
+    return h
+
+
+@njit(cache=True, inline="always")
+def play_images(meta, sym, zob, p, c):
+    """After colour c played p at this level: update its images' hashes (the stone lands on
+    each symmetry's image of p; the side to move changes)."""
+    turn = zob[0, zob.shape[1] - 1]
+    for k in range(sym.shape[0]):
+        meta[IMAGES + k] ^= zob[c, sym[k, p]] ^ turn
+
+
+@njit(cache=True, inline="always")
+def child_key(meta, sym, zob, p, c):
+    """``node_key`` of the position after colour c plays p, without playing it."""
+    turn = zob[0, zob.shape[1] - 1]
+    h = meta[HASH] ^ zob[c, p] ^ turn
+    for k in range(sym.shape[0]):
+        x = meta[IMAGES + k] ^ zob[c, sym[k, p]] ^ turn
+        h = min(h, x)
+    return h
 
 
 # -- safe moves ---------------------------------------------------------------------------------
@@ -267,7 +308,7 @@ def static_value(stones, root, legal, meta, nbr, scratch):
 
 @njit(cache=True, inline="always")
 def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                   score, uf, hist, cfg, stats):
+                   score, uf, hist, sym, cfg, stats):
     """Generate the moves at level d into ``moves[d]``, best first; return their count, or -1
     when one of them wins at once (the opponent has no reply, the table holds its position as
     lost for the opponent, or, with ``C_SAFE_CHILD``, its safe moves settle it so).
@@ -289,8 +330,9 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
         play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
                    stk_m[d + 1], nbr, zob, p, c)
         m1 = stk_m[d + 1]
+        play_images(m1, sym, zob, p, c)
         opp = m1[NLEGAL_B + 2 - c]
-        if opp == 0 or tt_get(keys, vals, m1[1]) == LOSS:
+        if opp == 0 or tt_get(keys, vals, node_key(m1, sym)) == LOSS:
             return -1
         if cfg[C_SAFE_CHILD]:
             sv = static_value(stk_s[d + 1], stk_r[d + 1], stk_g[d + 1], m1, nbr, uf)
@@ -320,7 +362,7 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
 
 @njit(cache=True, inline="always")
 def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-               moves, score, budget, entry, uf, hist, cfg, deadline, stats):
+               moves, score, budget, entry, uf, hist, sym, cfg, deadline, stats):
     """A node's entry, shared by negamax and df-pn: (value, n). The value is WIN or LOSS when
     the node is settled at once (no legal move, the table, the static rule, a child that wins
     at once); UNKNOWN with n = -1 when the node budget or the clock stops the search (then, for
@@ -330,7 +372,8 @@ def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals
     c = meta[TO_MOVE]
     if meta[NLEGAL_B + c - 1] == 0:
         return LOSS, 0
-    v = int(tt_get(keys, vals, meta[1]))
+    h = node_key(meta, sym)
+    v = int(tt_get(keys, vals, h))
     if v != 0:
         stats[S_TT_HITS] += 1
         return v, 0
@@ -346,20 +389,21 @@ def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals
         v = int(static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf))
         if v != UNKNOWN:
             stats[S_SAFE] += 1
-            tt_put(keys, vals, work, gen, cfg, meta[1], v, 1)
+            tt_put(keys, vals, work, gen, cfg, h, v, 1)
             return v, 0
     entry[d] = budget[0] + 1
     n = order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, moves,
-                       score, uf, hist, cfg, stats)
+                       score, uf, hist, sym, cfg, stats)
     if n < 0:
-        tt_put(keys, vals, work, gen, cfg, meta[1], WIN, 1)
+        tt_put(keys, vals, work, gen, cfg, h, WIN, 1)
         return WIN, 0
     return UNKNOWN, n
 
 
 @njit(cache=True, _nrt=False)
 def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-            moves, score, budget, nmov, nxt_i, unknown, entry, uf, hist, cfg, deadline, stats):
+            moves, score, budget, nmov, nxt_i, unknown, entry, uf, hist, sym, cfg, deadline,
+            stats):
     """WIN/LOSS for the side to move at stack level ``start``, or UNKNOWN when the node budget
     (``budget[0]``) runs out or the clock passes ``deadline`` (a ``perf_counter`` time, none
     when <= 0; then ``budget[0]`` is set to 0 and ``stats[S_TIMED_OUT]`` to 1).
@@ -375,8 +419,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
         if mode == ENTER:
             mode = RETURN
             v, n = enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                              work, gen, moves, score, budget, entry, uf, hist, cfg, deadline,
-                              stats)
+                              work, gen, moves, score, budget, entry, uf, hist, sym, cfg,
+                              deadline, stats)
             if v != UNKNOWN or n < 0:
                 continue
             nmov[d] = n
@@ -389,6 +433,7 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
                 push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
                 play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
                            stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
+                play_images(stk_m[d + 1], sym, zob, moves[d, i], stk_m[d][TO_MOVE])
                 d += 1
                 mode = ENTER
             else:
@@ -396,7 +441,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
                     v = UNKNOWN
                 else:
                     v = LOSS
-                    tt_put(keys, vals, work, gen, cfg, stk_m[d][1], LOSS, entry[d] - budget[0])
+                    tt_put(keys, vals, work, gen, cfg, node_key(stk_m[d], sym), LOSS,
+                           entry[d] - budget[0])
                 mode = RETURN
         else:  # RETURN: v is the value at level d for its side to move
             if d == start:
@@ -404,7 +450,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
             d -= 1
             if v == LOSS:  # the child is lost for its mover: this level wins
                 v = WIN
-                tt_put(keys, vals, work, gen, cfg, stk_m[d][1], WIN, entry[d] - budget[0])
+                tt_put(keys, vals, work, gen, cfg, node_key(stk_m[d], sym), WIN,
+                       entry[d] - budget[0])
                 if cfg[C_HISTORY]:
                     empty = stk_s.shape[1] - stk_m[d][PLY]
                     hist[stk_m[d][TO_MOVE], moves[d, nxt_i[d]]] += empty * empty

@@ -8,33 +8,44 @@ from numba import njit
 
 from ..game.board import LAST, TO_MOVE, play_stone, push_state
 from .solver_dfpn import dfpn
-from .solver_kernels import LOSS, S_LEFT, S_TIMED_OUT, UNKNOWN, WIN, negamax, order_children
+from .solver_kernels import (
+    LOSS,
+    S_LEFT,
+    S_TIMED_OUT,
+    UNKNOWN,
+    WIN,
+    negamax,
+    order_children,
+    play_images,
+)
 
 
 # The two searches behind one signature, so one root loop serves both and numba compiles
 # df-pn only when ``solve_root_dfpn`` is used (the engine's warm-up compiles ``solve_root``).
 @njit(cache=True, inline="always")
 def _by_negamax(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen, pkeys,
-                pphi, pdelta, moves, score, budget, work_arrays, uf, hist, cfg, deadline, stats):
+                pphi, pdelta, moves, score, budget, work_arrays, uf, hist, sym, cfg, deadline,
+                stats):
     nmov, nxt_i, unknown, entry, _, _, _, _, _ = work_arrays
     return negamax(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-                   moves, score, budget, nmov, nxt_i, unknown, entry, uf, hist, cfg, deadline,
-                   stats)
+                   moves, score, budget, nmov, nxt_i, unknown, entry, uf, hist, sym, cfg,
+                   deadline, stats)
 
 
 @njit(cache=True, inline="always")
 def _by_dfpn(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen, pkeys,
-             pphi, pdelta, moves, score, budget, work_arrays, uf, hist, cfg, deadline, stats):
+             pphi, pdelta, moves, score, budget, work_arrays, uf, hist, sym, cfg, deadline,
+             stats):
     nmov, _, _, entry, th_phi, th_delta, sel, c_phi, c_delta = work_arrays
     return dfpn(1, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
                 pkeys, pphi, pdelta, moves, score, budget, nmov, th_phi, th_delta, entry, sel,
-                c_phi, c_delta, uf, hist, cfg, deadline, stats)
+                c_phi, c_delta, uf, hist, sym, cfg, deadline, stats)
 
 
 @njit(cache=True, inline="always")
 def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys,
                vals, work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results,
-               nodes, hist, cfg, deadline, stats, tables):
+               nodes, hist, sym, cfg, deadline, stats, tables):
     c = stk_m[0][TO_MOVE]
     levels = stk_s.shape[0]
     area = stk_s.shape[1]
@@ -54,12 +65,13 @@ def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, n
         push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
         play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
                    root_moves[i], c)
+        play_images(stk_m[1], sym, zob, root_moves[i], c)
         before = budget[0]
         cap = min(per_move, before)
         budget[0] = cap
         v = search(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, work, gen,
-                   pkeys, pphi, pdelta, moves, score, budget, work_arrays, uf, hist, cfg,
-                   deadline, stats)
+                   pkeys, pphi, pdelta, moves, score, budget, work_arrays, uf, hist, sym,
+                   cfg, deadline, stats)
         # The clock zeroes the budget when it stops the search; what was left is in stats.
         used = cap - (stats[S_LEFT] if stats[S_TIMED_OUT] else budget[0])
         budget[0] = before - used
@@ -76,7 +88,7 @@ def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, n
 @njit(cache=True)
 def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
                work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results, nodes, hist,
-               cfg, deadline, stats):
+               sym, cfg, deadline, stats):
     """Solve the root moves (the position at level 0 of the stack, ``solver.search_stack``) in
     the given order by negamax, each with at most ``per_move`` of the shared node budget;
     ``results[i]`` (from the ROOT player's view, UNKNOWN where unsolved) and ``nodes[i]``
@@ -85,29 +97,29 @@ def solve_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
     ``pkeys``, ``pphi``, ``pdelta``: df-pn's table, unused here (one signature for both)."""
     return _root_loop(_by_negamax, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr,
                       zob, keys, vals, work, gen, pkeys, pphi, pdelta, root_moves, budget,
-                      per_move, results, nodes, hist, cfg, deadline, stats, False)
+                      per_move, results, nodes, hist, sym, cfg, deadline, stats, False)
 
 
 @njit(cache=True)
 def solve_root_dfpn(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys,
                     vals, work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results,
-                    nodes, hist, cfg, deadline, stats):
+                    nodes, hist, sym, cfg, deadline, stats):
     """``solve_root`` by df-pn (``solver_dfpn.dfpn``) below the root."""
     return _root_loop(_by_dfpn, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr,
                       zob, keys, vals, work, gen, pkeys, pphi, pdelta, root_moves, budget,
-                      per_move, results, nodes, hist, cfg, deadline, stats, True)
+                      per_move, results, nodes, hist, sym, cfg, deadline, stats, True)
 
 
 @njit(cache=True)
 def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys, vals,
-               hist, cfg, stats):
+               hist, sym, cfg, stats):
     """The moves of the side to move at level 0 of the stack in the solver's order
     (``order_children``) and whether the first wins at once (then it is the only one given).
     Legal moves left out lose (the static rule settles them for the opponent)."""
     area = stk_s.shape[1]
     uf = np.full(4 * area + 1, -1, np.int16)
     n = order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
-                       moves, score, uf, hist, cfg, stats)
+                       moves, score, uf, hist, sym, cfg, stats)
     if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
         return np.array([stk_m[1][LAST]], np.int64), True
     return moves[0, :n].copy(), False
