@@ -25,6 +25,8 @@ def test_3x3_first_player_wins():
     report = json.loads(r.output)
     assert report["result"] == "win" and report["winner"] == "black"
     assert report["moves"][report["move"]] == "win" and report["nodes"] > 0
+    # The kernels are loaded before the search's clock starts, and reported apart.
+    assert report["startup_seconds"] >= 0 and report["seconds"] >= 0
 
 
 @pytest.mark.slow  # a few hundred thousand nodes

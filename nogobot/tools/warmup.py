@@ -17,8 +17,9 @@ only load it. Compiling takes tens of seconds on a 2-core machine, loading well 
 
 Kinds: ``rules`` (board.py: the referee, greedy), ``search`` (rules + features + the MCTS
 kernels of a first move: what the network player waits for), ``later`` (tree reuse and the
-endgame solver, loaded in the background right after ``search``), ``agents`` (the rollout,
-alphabeta and rave baselines).
+endgame solver, loaded in the background right after ``search``), ``solver`` (the endgame
+solver alone, with its clock: what `nogobot solve` loads before its clock starts), ``agents``
+(the rollout, alphabeta and rave baselines).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 
-KINDS = ("rules", "search", "later", "agents")
+KINDS = ("rules", "search", "later", "solver", "agents")
 COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (half a minute on 2 "
                 "cores; `nogobot warmup` does it ahead of time)...")
 
@@ -47,10 +48,12 @@ def _entry_kernels(kind: str) -> list:
         from ..net import features
 
         kernels += [features.fill_planes, mcts.select_batch, mcts.expand_and_backup]
-    elif kind == "later":
+    elif kind in ("later", "solver"):
         from ..engine import mcts, solver
 
-        kernels += [mcts.reroot, solver.solve_root, solver.order_root]
+        kernels += [solver.solve_root, solver.order_root]
+        if kind == "later":
+            kernels.append(mcts.reroot)
     elif kind == "agents":
         from ..agents import alphabeta, rave_kernels, rollout
 
@@ -139,6 +142,16 @@ def _run_later() -> None:
         end.play(int(moves[rng.integers(len(moves))]))
     if not end.is_terminal():
         s.search(end, SearchLimits(playouts=8))  # the exact solver runs first here
+    _run_solver()  # its clock, which a search by playouts never reads
+
+
+def _run_solver() -> None:
+    """A 3x3 solve that reads its clock at every node: the solver's kernels and the
+    object-mode block of its clock, which numba compiles in each process on first use."""
+    from ..engine.solver import Solver
+    from ..game.board import Board
+
+    Solver(1 << 8, clock_every=1).solve(Board(3), 10**6, max_seconds=60.0)
 
 
 def _run_agents() -> None:
@@ -151,7 +164,7 @@ def _run_agents() -> None:
 
 
 _RUN = {"rules": _run_rules, "search": _run_search, "later": _run_later,
-        "agents": _run_agents}
+        "solver": _run_solver, "agents": _run_agents}
 
 
 def load(kind: str, log: Callable[[str], None] | None = None) -> float:
