@@ -150,6 +150,8 @@ def test_unsettled_positions_are_kept_unknown_and_labelling_resumes(tiny, tmp_pa
                         lambda p, *a, **k: calls.append(p.id) or real(p, *a, **k))
     label_suite(suite, nodes=1)
     assert len(calls) == 4 and not set(calls) & set(labels)  # the done ones are kept
+    label_suite(suite, nodes=1, redo="unknown")  # the same budget would fail again
+    assert len(calls) == 4
     label_suite(suite, nodes=2_000_000, redo="unknown")
     assert len(calls) == 10
     _, labels = load_labels(suite)

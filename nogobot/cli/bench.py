@@ -190,7 +190,7 @@ def bench_endgame_build_cmd(sources, out, per_depth, seed) -> None:
 @click.option("--split", default=None, type=click.Choice(["dev", "test"]))
 @click.option("--redo", default="none", show_default=True,
               type=click.Choice(["none", "unknown", "all"]),
-              help="Relabel positions already labelled unknown, or all of them.")
+              help="Relabel positions left unknown by a smaller budget, or all of them.")
 def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, redo) -> None:
     """Label the suite's positions with the exact solver (resumable: keeps what is done)."""
     import shlex

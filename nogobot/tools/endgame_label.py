@@ -77,8 +77,9 @@ def label_position(pos, nodes: int, move_nodes: int, tt_entries: int = 1 << 22) 
 def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None,
                 depths=None, limit: int | None = None, split: str | None = None,
                 redo: str = "none", command: str = "", log=None) -> dict:
-    """Label the suite in ``folder`` (missing labels first; ``redo`` "unknown" or "all"
-    relabels those too), writing ``labels.jsonl`` after every position. Returns counts."""
+    """Label the suite in ``folder`` (missing labels first; ``redo`` "unknown" relabels the
+    positions left unknown by a smaller budget than ``nodes``, "all" every one), writing
+    ``labels.jsonl`` after every position. Returns counts."""
     folder = Path(folder)
     _, positions = load_positions(folder)
     _, labels = load_labels(folder)
@@ -96,7 +97,8 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
             continue
         per_depth[p.depth] = per_depth.get(p.depth, 0) + 1
         old = labels.get(p.id)
-        if old is None or redo == "all" or (redo == "unknown" and old["result"] == "unknown"):
+        if old is None or redo == "all" or (redo == "unknown" and old["result"] == "unknown"
+                                            and old["budget"][0] < nodes):
             todo.append(p)
     header = {"format": LABELS_FORMAT, "version": 1, "budget_nodes": nodes,
               "move_budget_nodes": move_nodes, "solver": version,
