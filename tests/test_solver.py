@@ -359,3 +359,5 @@ def test_symmetry_keys_use_the_given_positions_symmetries():
         assert results == [WIN] * 3  # every opening loses: the reply wins
         used[images_of is None] = nodes
     assert used[False] < used[True]
+    with pytest.raises(ValueError, match="images_of"):  # the kernels do not bound-check
+        Solver(1 << 10).solve(Board(5), 100, images_of=b)

@@ -271,6 +271,9 @@ class Solver:
         if legal.size == 0:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
+        if images_of is not None and images_of.size != board.size:
+            raise ValueError(f"images_of is {images_of.size}x{images_of.size}, the position "
+                             f"{board.size}x{board.size}")
         sym = image_perms(board if images_of is None else images_of, self.rules.symmetry_keys)
         stack = search_stack(board, sym)
         if same_generation:
