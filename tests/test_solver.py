@@ -335,11 +335,40 @@ def test_image_hash_is_the_hash_of_the_image():
     rng = np.random.default_rng(58)
     for size, empty in ((4, 9), (5, 12), (9, 30)):
         b = random_position(size, rng, empty)
-        for perm in dihedral(size):
-            stones = np.zeros_like(b.stones)
-            stones[perm] = b.stones
-            image = board_from_stones(stones, size, b.to_move)
-            assert image_hash(b, perm) == int(image.meta[1])
+        for to_move in (BLACK, WHITE):
+            b.to_move = to_move
+            for perm in dihedral(size):
+                stones = np.zeros_like(b.stones)
+                stones[perm] = b.stones
+                image = board_from_stones(stones, size, to_move)
+                assert image_hash(b, perm) == int(image.meta[1])
+
+
+def test_images_follow_each_stone():
+    """Along random lines, the kernels' image hashes after each stone are the images' own
+    hashes, and a child's key computed without playing it is the key after playing it."""
+    from solver_reference import dihedral
+
+    from nogobot.engine.solver import image_hash
+    from nogobot.engine.solver_kernels import IMAGES, child_key, node_key, play_images
+
+    rng = np.random.default_rng(59)
+    for size in (3, 4, 5, 9):
+        sym = np.array(dihedral(size)[1:], np.int64)  # rotations and reflections alike
+        for to_move in (BLACK, WHITE):
+            b = Board(size)
+            b.to_move = to_move
+            meta = search_stack(b, sym)[5][0].copy()
+            zob = b.geo.zobrist
+            while b.num_legal() > 0:
+                p, c = int(rng.choice(b.legal_moves())), b.to_move
+                expected = child_key(meta, sym, zob, p, c)
+                b.play(p)
+                meta[:IMAGES] = b.meta
+                play_images(meta, sym, zob, p, c)
+                images = [image_hash(b, perm) for perm in sym]
+                assert list(meta[IMAGES:IMAGES + len(sym)]) == images
+                assert expected == node_key(meta, sym) == min(int(b.meta[1]), *images)
 
 
 def test_symmetry_keys_use_the_given_positions_symmetries():

@@ -83,6 +83,35 @@ def test_solver_agrees_with_the_reference_on_symmetric_roots(symmetric_positions
     check_against_reference(Solver(1 << 12, **VARIANTS[variant]), symmetric_positions, variant)
 
 
+@pytest.mark.parametrize("variant", ["default", "dfpn"])
+def test_moves_keyed_by_the_positions_symmetries(symmetric_positions, variant):
+    """Each move's position solved with the table keyed by its parent's symmetries (as
+    `nogobot solve` does), one table per parent: the reference's verdict, and merged entries
+    save nodes over the fixture."""
+    nodes = {}
+    for keys in (True, False):
+        nodes[keys] = 0
+        for b, _ in symmetric_positions:
+            solver = Solver(1 << 12, **VARIANTS[variant], symmetry_keys=keys)
+            for m in b.legal_moves():
+                after = b.copy()
+                after.play(int(m))
+                got = solver.solve(after, 10_000_000, images_of=b)
+                nodes[keys] += got.nodes
+                if keys:
+                    assert got.result == reference_value(after), f"{variant}\n{b}\nmove {m}"
+    assert nodes[True] < nodes[False]
+
+
+@pytest.mark.parametrize("variant", ["default", "dfpn"])
+def test_symmetry_keys_merge_entries(symmetric_positions, variant):
+    """On positions with symmetries of their own, keying by them saves nodes."""
+    used = {keys: sum(Solver(1 << 12, **VARIANTS[variant], symmetry_keys=keys)
+                      .solve(b, 10_000_000).nodes for b, _ in symmetric_positions)
+            for keys in (True, False)}
+    assert used[True] < used[False]
+
+
 @pytest.mark.parametrize("variant", ["default", "all-off", "dfpn"])
 def test_symmetric_positions_get_the_same_verdict(variant):
     for b in random_small_positions(56, 40):

@@ -99,7 +99,8 @@ class SolverRules:
     safe_children: bool = True  # ... and on every child while ordering the moves
     tt_work: bool = True  # two-entry buckets, replacement by subtree work (else always-replace)
     symmetry: bool = True  # root moves the position's symmetries map together are solved once
-    # Below the root, positions the root's symmetries map onto each other share a table entry.
+    # Positions that the root's symmetries (or those of ``Solver.solve``'s ``images_of``) map
+    # onto each other share a table entry.
     symmetry_keys: bool = True
     dfpn: bool = False  # depth-first proof-number search instead of negamax below the root
     clock_every: int = 1024  # nodes between reads of the clock (a power of two)
@@ -136,7 +137,7 @@ def image_hash(board: Board, perm: np.ndarray) -> int:
     return int(h)
 
 
-def search_stack(board: Board, sym: np.ndarray | None = None) -> tuple:
+def search_stack(board: Board, sym: np.ndarray) -> tuple:
     """A stack of positions for the kernels with ``board`` at level 0: the six state arrays with
     a level axis in front, then the per-level move and score buffers. Every ply fills a point,
     so no line is longer than the board's area. The meta rows are widened to carry the hashes
@@ -149,7 +150,7 @@ def search_stack(board: Board, sym: np.ndarray | None = None) -> tuple:
         level[0] = a
     meta = np.zeros((levels, IMAGES + MAX_IMAGES), np.int64)
     meta[0, :IMAGES] = state[-1]
-    for k, perm in enumerate(() if sym is None else sym):
+    for k, perm in enumerate(sym):
         meta[0, IMAGES + k] = image_hash(board, perm)
     stack[-1] = meta
     return (*stack, np.empty((levels, board.geo.area), np.int64),
@@ -265,15 +266,15 @@ class Solver:
         counts this call's entries as the last call's (a search resumed in slices of time).
         ``images_of``: the position whose symmetries key the table (``board``'s own by default;
         a caller solving a position's moves one at a time passes that position)."""
+        if images_of is not None and images_of.size != board.size:
+            raise ValueError(f"images_of is {images_of.size}x{images_of.size}, the position "
+                             f"{board.size}x{board.size}")
         t0 = time.perf_counter()
         deadline = t0 + max_seconds if max_seconds is not None else 0.0
         legal = board.legal_moves()
         if legal.size == 0:
             return SolveResult(LOSS, -1, 0, {})
         g = board.geo
-        if images_of is not None and images_of.size != board.size:
-            raise ValueError(f"images_of is {images_of.size}x{images_of.size}, the position "
-                             f"{board.size}x{board.size}")
         sym = image_perms(board if images_of is None else images_of, self.rules.symmetry_keys)
         stack = search_stack(board, sym)
         if same_generation:
@@ -342,7 +343,7 @@ class Solver:
                 return m, 0, 0
             # Enough winning replies to lose to the best so far: stop counting this move.
             limit = replies.size if best is None else best[0] * replies.size
-            counted = self._winning_replies(after, replies, limit, left, deadline)
+            counted = self._winning_replies(after, replies, limit, left, deadline, board)
             if counted is None:
                 break  # the budget ran out
             wins, used = counted
@@ -353,11 +354,12 @@ class Solver:
         return None if best is None else (best[3], best[1], best[4])
 
     def _winning_replies(self, after: Board, replies: np.ndarray, limit: float,
-                         max_nodes: int, deadline: float | None = None
-                         ) -> tuple[int, int] | None:
+                         max_nodes: int, deadline: float | None = None,
+                         images_of: Board | None = None) -> tuple[int, int] | None:
         """(how many of ``replies`` win for their side in ``after``, nodes spent), counting
         stopped once more than ``limit`` do; None when ``max_nodes`` runs out first or the
-        clock passes ``deadline`` (a ``perf_counter`` time)."""
+        clock passes ``deadline`` (a ``perf_counter`` time). ``images_of``: as ``solve``'s (the
+        position whose solve filled the table, so its entries are found again)."""
         left = max_nodes
         wins = 0
         for r in replies:
@@ -366,7 +368,7 @@ class Solver:
                 return None
             position = after.copy()
             position.play(int(r))
-            res = self.solve(position, left, max_seconds=seconds)
+            res = self.solve(position, left, max_seconds=seconds, images_of=images_of)
             left -= max(res.nodes, 1)
             if res.result == UNKNOWN:
                 return None

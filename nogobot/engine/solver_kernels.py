@@ -23,12 +23,14 @@ The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
   empty points where it did (the area less the ply) to ``hist[colour, point]``, and among
   moves of equal mobility the order puts those with more first.
 
-Symmetric positions share a table entry (``sym``): the root's own symmetries (its stabilizer)
-map every position below it onto positions also below it, with the same value. ``sym`` holds
-their point permutations (identity left out; none when the root has no symmetry), each level's
-meta row carries its position's hash under each of them from ``IMAGES`` on, and the table's key
-is the least of those and the position's own hash (``node_key``). A key is always the plain hash
-of some image of the position, so entries stay sound for later calls with other roots.
+Symmetric positions share a table entry (``sym``): a board symmetry leaves a position's value
+unchanged, and the root's own symmetries (its stabilizer) map every position below it onto
+positions also below it, which the search then meets once. ``sym`` holds the point permutations
+of the symmetries in use (the root's, or another position's, ``solver.image_perms``; identity
+left out; none when there are none), each level's meta row carries its position's hash under
+each of them from ``IMAGES`` on, and the table's key is the least of those and the position's
+own hash (``node_key``). A key is always the plain hash of some image of the position, so entries
+stay sound in later calls, and are found again by calls keyed by the same symmetries.
 """
 
 from __future__ import annotations

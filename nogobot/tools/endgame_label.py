@@ -57,7 +57,7 @@ def label_position(pos, nodes: int, move_nodes: int, tt_entries: int = 1 << 22) 
             share = pool // (len(todo) - i)
             child = board.copy()
             child.play(m)
-            r = solver.solve(child, max(share, 1))
+            r = solver.solve(child, max(share, 1), images_of=board)
             pool -= r.nodes
             used += r.nodes
             results[m] = -r.result
