@@ -203,6 +203,36 @@ def test_bench_measures_the_players(tiny, tmp_path):
     assert "[1/" in res.stderr  # progress
 
 
+def test_bench_settles_open_moves(tiny, tmp_path):
+    """A player's move the labels leave open in a won position is settled by the solver after
+    the move (``--settle``), and settled right; with ``--settle 0`` it stays open."""
+    suite = tmp_path / "suite"
+    shutil.copytree(tiny, suite)
+    label_suite(suite, nodes=2_000_000)
+    lines = (suite / LABELS).read_text().splitlines()
+    rows = [json.loads(line) for line in lines[1:]]
+    for r in rows:  # forget every winning move: each won position's moves are open
+        if r["result"] == "win":
+            r["open"], r["wins"], r["losses"] = sorted(r["open"] + r["wins"] + r["losses"]), [], []
+    (suite / LABELS).write_text("\n".join([lines[0]] + [json.dumps(r) for r in rows]) + "\n")
+    won = {r["id"] for r in rows if r["result"] == "win"}
+    assert won
+    args = ("--seconds", "0.05", "--no-rave", "--json", "--nodes", "1000")
+    open_run = json.loads(_bench(suite, *args, "--settle", "0").stdout)
+    assert all(r["engine"]["move_label"] == "open" for r in open_run["rows"] if r["id"] in won)
+    res = _bench(suite, *args, "--settle", "2000000")
+    assert res.exit_code == 0, res.output
+    positions = {p.id: p for p in load_positions(suite)[1]}
+    for r in json.loads(res.stdout)["rows"]:
+        if r["id"] not in won:
+            continue
+        assert r["engine"]["settled"] and r["engine"]["move_label"] in ("win", "loss")
+        board = positions[r["id"]].board()
+        board.play(coords.from_gtp(r["engine"]["move"], board.size))
+        truth = "win" if _negamax(board, {}) == -1 else "loss"
+        assert r["engine"]["move_label"] == truth
+
+
 @pytest.mark.parametrize("damage", ["missing", "not-json", "no-header", "bad-move", "labels"])
 def test_bad_suite_is_one_line_and_exit_2(tiny, tmp_path, damage):
     suite = tmp_path / "suite"

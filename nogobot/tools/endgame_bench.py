@@ -14,6 +14,10 @@ the nominal rate); a proof counts when it came within the time (5% grace for the
 overrun). A solver whose ``solve`` takes ``max_seconds`` is given the time instead. With ``--nodes`` it gets that many nodes, once:
 a figure any machine reproduces.
 
+A player's move that the labels leave open in a won position is settled after the move,
+outside every player's time, by the solver one level down within ``settle`` nodes (the same
+move of both players once); one it cannot settle stays open and counts as not proven.
+
 It also counts the positions whose empty points split into two or more independent regions
 where both colours can play (``Board.independent_regions``): where a solver could solve a sum
 of smaller games instead of the whole.
@@ -63,6 +67,17 @@ def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, 
         budget = int(min(max(res.nodes / max(now - t, 1e-6) * left, 1000), 1 << 40))
     dt = time.perf_counter() - t0
     return (res.result if dt <= seconds * GRACE else UNKNOWN), used, dt
+
+
+def settle_move(board, move: int, nodes: int) -> str:
+    """"win", "loss" or "open": ``move``'s result for the side to move in ``board``, by the
+    solver on the position after it within ``nodes``."""
+    from ..engine.solver import LOSS, WIN
+
+    after = board.copy()
+    after.play(move)
+    res, _, _ = solve_within(after, None, nodes)
+    return {LOSS: "win", WIN: "loss"}.get(res, "open")
 
 
 class Players:
@@ -204,7 +219,8 @@ def load_baseline(folder: Path, key: str) -> dict | None:
 def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None = None,
                   depths=None, limit: int | None = None, split: str | None = None,
                   engine: bool = True, rave: bool = True, model=None, threads=None,
-                  echo=print, progress=None, as_json: bool = False) -> dict:
+                  echo=print, progress=None, as_json: bool = False,
+                  settle: int = 0) -> dict:
     """Run the bench on the suite in ``suite`` and print its table (or JSON); returns the
     report. SuiteError for a missing or unreadable suite."""
     folder = Path(suite)
@@ -228,11 +244,18 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
                           "nodes": int(used), "seconds": round(dt, 3)},
                "regions": contested_regions(board)}
         if players is not None:
+            settled: dict[int, str] = {}
             for who, played in players.measure(board).items():
-                v = coords.to_gtp(played["move"], p.size)
+                m = played["move"]
+                v = coords.to_gtp(m, p.size)
                 played["move_label"] = ("win" if v in lab.get("wins", ()) else
                                         "loss" if v in lab.get("losses", ())
                                         or lab["result"] == "loss" else "open")
+                if played["move_label"] == "open" and lab["result"] == "win" and settle > 0:
+                    if m not in settled:
+                        settled[m] = settle_move(board, m, settle)
+                    played["move_label"] = settled[m]
+                    played["settled"] = True
                 played["move"] = v
                 row[who] = played
         rows.append(row)
@@ -244,7 +267,7 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
     key = budget_key(seconds, nodes)
     report = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine(),
-              "budget_key": key, "seconds": seconds, "nodes": nodes,
+              "budget_key": key, "seconds": seconds, "nodes": nodes, "settle_nodes": settle,
               "suite": {"positions": header.get("positions"), "seed": header.get("seed"),
                         "labels_budget": sorted({labels[p.id]["budget"][0] for p in chosen
                                                  if "budget" in labels.get(p.id, {})})},
