@@ -131,7 +131,8 @@ def solve_position(board, *, all_moves: bool, max_seconds: float | None,
         report.update(result="loss", winner=COLOUR_WORDS[3 - to_move],
                       stopped="finished: the side to move has no legal move")
         return report
-    solver = solver or new_solver(tt_mb, rules)
+    if solver is None:
+        solver = new_solver(tt_mb, rules)
     reps, rep_of = root_orbits(board, legal) if solver.rules.symmetry else (legal, {})
     # Try first the moves the opponent answers with the fewest replies (the solver's order).
     def replies(m):

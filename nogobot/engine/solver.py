@@ -144,16 +144,15 @@ def search_stack(board: Board, sym: np.ndarray) -> tuple:
     of each level's images under the symmetries ``sym`` (``image_perms``; from column
     ``solver_kernels.IMAGES``)."""
     levels = board.geo.area + 2
-    state = board.arrays()
+    *state, root_meta = board.arrays()
     stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
-    for level, a in zip(stack[:-1], state[:-1]):
+    for level, a in zip(stack, state):
         level[0] = a
     meta = np.zeros((levels, IMAGES + MAX_IMAGES), np.int64)
-    meta[0, :IMAGES] = state[-1]
+    meta[0, :IMAGES] = root_meta
     for k, perm in enumerate(sym):
         meta[0, IMAGES + k] = image_hash(board, perm)
-    stack[-1] = meta
-    return (*stack, np.empty((levels, board.geo.area), np.int64),
+    return (*stack, meta, np.empty((levels, board.geo.area), np.int64),
             np.empty((levels, board.geo.area), np.int64))
 
 
