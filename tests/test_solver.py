@@ -371,6 +371,50 @@ def test_images_follow_each_stone():
                 assert expected == node_key(meta, sym) == min(int(b.meta[1]), *images)
 
 
+def test_eye_counts_follow_each_stone():
+    """Along random lines on several sizes, the eyes ``after_play`` keeps in a level's meta row
+    are those counted from scratch, and the static rule with its cheap bounds first gives what
+    the full rule (safe moves against most moves) gives."""
+    from nogobot.engine.solver_kernels import (
+        EYES,
+        IMAGES,
+        LOSS,
+        UNKNOWN,
+        WIN,
+        after_play,
+        eye_counts,
+        move_bounds,
+        safe_counts,
+        static_value,
+    )
+
+    rng = np.random.default_rng(61)
+    fired = 0
+    for size in (3, 4, 5, 7, 9):
+        for _ in range(6 if size < 9 else 20):
+            b = Board(size)
+            sym = np.zeros((0, b.geo.area), np.int64)
+            meta = search_stack(b, sym)[5][0].copy()
+            scratch = np.full(4 * b.geo.area + 1, -1, np.int16)
+            while b.num_legal() > 0:
+                p, c = int(rng.choice(b.legal_moves())), b.to_move
+                b.play(p)
+                meta[:IMAGES] = b.meta
+                after_play(meta, b.stones, sym, b.geo.zobrist, b.geo.nbr, p, c)
+                assert tuple(meta[EYES:EYES + 2]) == eye_counts(b.stones, b.geo.nbr)
+                sb, sw = safe_counts(b.stones, b.root, b.geo.nbr, scratch)
+                mb, mw = move_bounds(b.stones, b.geo.nbr, b.legal, scratch)
+                me, opp = b.to_move, 3 - b.to_move
+                s_me, s_opp = (sb, sw) if me == BLACK else (sw, sb)
+                m_me, m_opp = (mb, mw) if me == BLACK else (mw, mb)
+                full = UNKNOWN if sb == sw == 0 else (
+                    WIN if s_me > m_opp else LOSS if s_opp >= m_me else UNKNOWN)
+                assert static_value(b.stones, b.root, b.legal, meta, b.geo.nbr, scratch) == full
+                assert m_me >= (b.num_legal(me) + 1) // 2 and m_opp >= (b.num_legal(opp) + 1) // 2
+                fired += full != UNKNOWN
+    assert fired > 0  # the lines reach positions the rule settles
+
+
 def test_symmetry_keys_use_the_given_positions_symmetries():
     """Solving a symmetric position's moves one at a time (as `nogobot solve` does), keyed by
     that position's symmetries: the same results in fewer nodes."""

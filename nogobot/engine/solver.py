@@ -28,15 +28,17 @@ from .solver_kernels import (
     C_SAFE_CHILD,
     C_TT_WORK,
     CFG_LEN,
+    EYES,
     IMAGES,
     LOSS,
-    MAX_IMAGES,
+    META_WIDTH,
     S_SAFE,
     S_TIMED_OUT,
     S_TT_HITS,
     STATS_LEN,
     UNKNOWN,
     WIN,
+    eye_counts,
     negamax,
 )
 from .solver_root import order_root, solve_root, solve_root_dfpn
@@ -142,16 +144,17 @@ def search_stack(board: Board, sym: np.ndarray) -> tuple:
     a level axis in front, then the per-level move and score buffers. Every ply fills a point,
     so no line is longer than the board's area. The meta rows are widened to carry the hashes
     of each level's images under the symmetries ``sym`` (``image_perms``; from column
-    ``solver_kernels.IMAGES``)."""
+    ``solver_kernels.IMAGES``) and each colour's eyes (``solver_kernels.EYES``)."""
     levels = board.geo.area + 2
     *state, root_meta = board.arrays()
     stack = [np.empty((levels,) + a.shape, a.dtype) for a in state]
     for level, a in zip(stack, state):
         level[0] = a
-    meta = np.zeros((levels, IMAGES + MAX_IMAGES), np.int64)
+    meta = np.zeros((levels, META_WIDTH), np.int64)
     meta[0, :IMAGES] = root_meta
     for k, perm in enumerate(sym):
         meta[0, IMAGES + k] = image_hash(board, perm)
+    meta[0, EYES:EYES + 2] = eye_counts(board.stones, board.geo.nbr)
     return (*stack, meta, np.empty((levels, board.geo.area), np.int64),
             np.empty((levels, board.geo.area), np.int64))
 

@@ -14,10 +14,10 @@ from .solver_kernels import (
     REPLIES_MASK,
     UNKNOWN,
     WIN,
+    after_play,
     child_key,
     enter_node,
     node_key,
-    play_images,
     tt_get,
     tt_put,
 )
@@ -128,7 +128,8 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
             push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
             play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
                        stk_m[d + 1], nbr, zob, moves[d, best], stk_m[d][TO_MOVE])
-            play_images(stk_m[d + 1], sym, zob, moves[d, best], stk_m[d][TO_MOVE])
+            after_play(stk_m[d + 1], stk_s[d + 1], sym, zob, nbr, moves[d, best],
+                       stk_m[d][TO_MOVE])
             d += 1
             mode = ENTER
         else:  # RETURN to the parent with this level's numbers (or on up, aborted)

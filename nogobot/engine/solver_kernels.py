@@ -56,6 +56,10 @@ STATS_LEN = 4
 # root's symmetries in ``sym`` (``solver.search_stack`` widens the rows).
 IMAGES = META_LEN
 MAX_IMAGES = 7
+# Then each colour's eyes (``EYES + c - 1`` for colour c; ``eye_counts``, kept by ``after_play``),
+# the static rule's cheap first test.
+EYES = IMAGES + MAX_IMAGES
+META_WIDTH = EYES + 2
 
 
 _stop = [False]
@@ -162,6 +166,46 @@ def child_key(meta, sym, zob, p, c):
 
 
 # -- safe moves ---------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _is_eye_of(stones, nbr, p, c):
+    """Whether every neighbour of p is a stone of colour c."""
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] != c:
+            return False
+    return True
+
+
+@njit(cache=True)
+def eye_counts(stones, nbr):
+    """(black's, white's) eyes: empty points whose every neighbour is a stone of that colour."""
+    eyes_b = eyes_w = 0
+    for p in range(stones.shape[0]):
+        if stones[p] == EMPTY:
+            if _is_eye_of(stones, nbr, p, 1):
+                eyes_b += 1
+            elif _is_eye_of(stones, nbr, p, 2):
+                eyes_w += 1
+    return eyes_b, eyes_w
+
+
+@njit(cache=True, inline="always")
+def after_play(meta, stones, sym, zob, nbr, p, c):
+    """After colour c played p at this level (``stones`` already hold it): update the solver's
+    columns of its meta row, the images' hashes (``play_images``) and c's eyes. Only c's eyes
+    change: p stops being one if it was (the opponent cannot play an eye of c), and an empty
+    neighbour of p may become one; nothing is ever captured."""
+    play_images(meta, sym, zob, p, c)
+    e = meta[EYES + c - 1]
+    if _is_eye_of(stones, nbr, p, c):
+        e -= 1
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == EMPTY and _is_eye_of(stones, nbr, q, c):
+            e += 1
+    meta[EYES + c - 1] = e
 
 
 @njit(cache=True, inline="always")
@@ -291,13 +335,26 @@ def static_value(stones, root, legal, meta, nbr, scratch):
     A colour makes at most ``move_bounds`` more moves. The side to move wins when its safe
     moves outnumber the opponent's most: it plays them and the opponent runs out first; it
     loses when the opponent's safe moves are at least its own most: the opponent answers every
-    move."""
+    move.
+
+    Cheap bounds go first, so the scans run only where the rule can fire: a colour's safe moves
+    are at most its eyes less one (``meta``'s ``EYES`` columns), and its most moves left at
+    least half the points it may play now, rounded up (``move_bounds`` takes one off only in a
+    region of two or more points, all of them playable)."""
     c = meta[TO_MOVE]
+    o = 3 - c
+    least_me = (meta[NLEGAL_B + c - 1] + 1) >> 1
+    least_opp = (meta[NLEGAL_B + o - 1] + 1) >> 1
+    if meta[EYES + c - 1] - 1 <= least_opp and meta[EYES + o - 1] - 1 < least_me:
+        return UNKNOWN
     sb, sw = safe_counts(stones, root, nbr, scratch)
     if sb == 0 and sw == 0:
         return UNKNOWN
+    s_me, s_opp = (sb, sw) if c == 1 else (sw, sb)
+    if s_me <= least_opp and s_opp < least_me:
+        return UNKNOWN
     mb, mw = move_bounds(stones, nbr, legal, scratch)
-    s_me, s_opp, most_me, most_opp = (sb, sw, mb, mw) if c == 1 else (sw, sb, mw, mb)
+    most_me, most_opp = (mb, mw) if c == 1 else (mw, mb)
     if s_me > most_opp:
         return WIN
     if s_opp >= most_me:
@@ -332,7 +389,7 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
         play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
                    stk_m[d + 1], nbr, zob, p, c)
         m1 = stk_m[d + 1]
-        play_images(m1, sym, zob, p, c)
+        after_play(m1, stk_s[d + 1], sym, zob, nbr, p, c)
         opp = m1[NLEGAL_B + 2 - c]
         if opp == 0 or tt_get(keys, vals, node_key(m1, sym)) == LOSS:
             return -1
@@ -435,7 +492,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
                 push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
                 play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
                            stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
-                play_images(stk_m[d + 1], sym, zob, moves[d, i], stk_m[d][TO_MOVE])
+                after_play(stk_m[d + 1], stk_s[d + 1], sym, zob, nbr, moves[d, i],
+                           stk_m[d][TO_MOVE])
                 d += 1
                 mode = ENTER
             else:

@@ -14,9 +14,9 @@ from .solver_kernels import (
     S_TIMED_OUT,
     UNKNOWN,
     WIN,
+    after_play,
     negamax,
     order_children,
-    play_images,
 )
 
 
@@ -65,7 +65,7 @@ def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, n
         push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
         play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
                    root_moves[i], c)
-        play_images(stk_m[1], sym, zob, root_moves[i], c)
+        after_play(stk_m[1], stk_s[1], sym, zob, nbr, root_moves[i], c)
         before = budget[0]
         cap = min(per_move, before)
         budget[0] = cap
