@@ -64,6 +64,24 @@ def test_time_left_corrects_the_clock():
     assert tight.maximum < 12 and tight.planned < roomy / 5
 
 
+def test_whole_second_time_left_keeps_the_own_clocks_fraction():
+    """GTP's time_left is whole seconds rounded down: the own clock's reading is kept where it
+    falls inside that second, and anything else the controller says is taken as said."""
+    from nogobot.gtp.clock import finer_main_left
+
+    assert finer_main_left(13.0, 13.42) == 13.42  # the own clock, inside the second
+    assert finer_main_left(13.0, 14.2) == 13.0  # the own clock ran slow: the controller wins
+    assert finer_main_left(13.0, 12.8) == 13.0  # the controller gives more: take it
+    assert finer_main_left(13.5, 13.9) == 13.5  # fractions are exact: taken as said
+    engine, handler, _ = session(RecordingAgent(), clock=TimeControl.sudden_death(15))
+    engine.handle("genmove b")
+    own = handler.clock.state("b").main_left
+    engine.handle(f"time_left b {int(own)} 0")
+    assert handler.clock.state("b").main_left == own
+    engine.handle(f"time_left b {int(own) - 1} 0")
+    assert handler.clock.state("b").main_left == int(own) - 1
+
+
 def test_time_settings_and_kgs_forms_reach_the_budget():
     agent = RecordingAgent()
     engine, handler, _ = session(agent)

@@ -5,7 +5,8 @@ The time control itself and the budget rules live in ``nogobot.engine.timecontro
 its own clock from ``clear_board`` (gogui-twogtp sends ``time_settings`` once and never
 ``time_left``),
 charging each ``genmove`` the time from receiving the command to answering it, and a
-``time_left`` from the controller overrides that colour's state.
+``time_left`` from the controller overrides that colour's state (keeping the own clock's finer
+reading where it falls inside the second a whole-seconds ``time_left`` rounds down from).
 """
 
 from __future__ import annotations
@@ -17,6 +18,19 @@ from dataclasses import dataclass, field
 from ..engine.timecontrol import ClockState, TimeControl
 
 KINDS = ("none", "absolute", "byoyomi", "canadian")
+
+
+def finer_main_left(said: float, own: float) -> float:
+    """Main time left when a controller says ``said`` and the engine's own clock ``own``.
+
+    GTP's ``time_left`` is whole seconds, and controllers round down: the truth lies in
+    [said, said + 1). The engine's own clock misses only the pipe's latency (milliseconds a
+    move, which the plan keeps back), so it is never below the truth: where it falls in that
+    second it is the finer reading (at 15 s the rounding alone hides half a second on
+    average). Anything else, or a controller that gives fractions, is taken as said."""
+    if said.is_integer() and said <= own < said + 1:
+        return own
+    return said
 
 
 @dataclass
@@ -50,7 +64,7 @@ class Clock:
         self.left[colour] = (seconds, stones, time.monotonic())
         tc, st = self.settings, self.states[colour]
         if stones == 0 or tc.kind not in ("byoyomi", "canadian"):
-            st.main_left = seconds
+            st.main_left = finer_main_left(seconds, st.main_left)
         else:
             st.main_left = 0.0
             st.period_left = seconds
