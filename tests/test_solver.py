@@ -267,7 +267,7 @@ def test_safe_counts_and_move_bounds_on_a_drawn_position():
     """Black's wall with three eyes in one group (two safe moves); white's wall with one eye
     (none: filling it is its last liberty in the end) and a two-point region black may enter
     once, never twice."""
-    from nogobot.engine.solver_kernels import move_bounds, safe_counts
+    from nogobot.engine.solver_static import move_bounds, safe_counts
 
     b = Board.from_ascii("""
         . X . X .
@@ -375,13 +375,11 @@ def test_eye_counts_follow_each_stone():
     """Along random lines on several sizes, the eyes ``after_play`` keeps in a level's meta row
     are those counted from scratch, and the static rule with its cheap bounds first gives what
     the full rule (safe moves against most moves) gives."""
-    from nogobot.engine.solver_kernels import (
-        EYES,
-        IMAGES,
+    from nogobot.engine.solver_kernels import EYES, IMAGES, after_play
+    from nogobot.engine.solver_static import (
         LOSS,
         UNKNOWN,
         WIN,
-        after_play,
         eye_counts,
         move_bounds,
         safe_counts,
@@ -409,7 +407,8 @@ def test_eye_counts_follow_each_stone():
                 m_me, m_opp = (mb, mw) if me == BLACK else (mw, mb)
                 full = UNKNOWN if sb == sw == 0 else (
                     WIN if s_me > m_opp else LOSS if s_opp >= m_me else UNKNOWN)
-                assert static_value(b.stones, b.root, b.legal, meta, b.geo.nbr, scratch) == full
+                assert static_value(b.stones, b.root, b.legal, meta, *meta[EYES:EYES + 2],
+                                    b.geo.nbr, scratch) == full
                 assert m_me >= (b.num_legal(me) + 1) // 2 and m_opp >= (b.num_legal(opp) + 1) // 2
                 fired += full != UNKNOWN
     assert fired > 0  # the lines reach positions the rule settles

@@ -38,10 +38,10 @@ from .solver_kernels import (
     STATS_LEN,
     UNKNOWN,
     WIN,
-    eye_counts,
     negamax,
 )
 from .solver_root import order_root, solve_root, solve_root_dfpn
+from .solver_static import eye_counts
 from .timecontrol import SolverZones
 
 # The search kernel under its former name (tests/test_kernels.py checks its compile flags).

@@ -1,5 +1,6 @@
 """The exact solver's numba kernels: depth-first negamax on win/loss over a stack of positions,
-its transposition table, the static rule of safe moves, and the clock it reads inside the search.
+its transposition table and keys, and the clock it reads inside the search (the static rule of
+safe moves it calls is ``solver_static``'s).
 
 NoGo has no draws, so a node is WIN or LOSS for its side to move, and alpha-beta on ±1 reduces
 to "is there a move after which the opponent is lost?", cut at the first such move. The rules
@@ -40,8 +41,8 @@ import time
 from numba import njit, objmode
 
 from ..game.board import EMPTY, HASH, META_LEN, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
+from .solver_static import LOSS, UNKNOWN, WIN, is_eye_of, static_value
 
-WIN, LOSS, UNKNOWN = 1, -1, 0
 REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
 HIST_BITS = 36  # a history count is capped at HIST_MAX within the order's key
 HIST_MAX = (1 << HIST_BITS) - 1
@@ -165,30 +166,7 @@ def child_key(meta, sym, zob, p, c):
     return h
 
 
-# -- safe moves ---------------------------------------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def _is_eye_of(stones, nbr, p, c):
-    """Whether every neighbour of p is a stone of colour c."""
-    for k in range(4):
-        q = nbr[p, k]
-        if q >= 0 and stones[q] != c:
-            return False
-    return True
-
-
-@njit(cache=True)
-def eye_counts(stones, nbr):
-    """(black's, white's) eyes: empty points whose every neighbour is a stone of that colour."""
-    eyes_b = eyes_w = 0
-    for p in range(stones.shape[0]):
-        if stones[p] == EMPTY:
-            if _is_eye_of(stones, nbr, p, 1):
-                eyes_b += 1
-            elif _is_eye_of(stones, nbr, p, 2):
-                eyes_w += 1
-    return eyes_b, eyes_w
+# -- the solver's columns of a meta row ----------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
@@ -199,167 +177,13 @@ def after_play(meta, stones, sym, zob, nbr, p, c):
     neighbour of p may become one; nothing is ever captured."""
     play_images(meta, sym, zob, p, c)
     e = meta[EYES + c - 1]
-    if _is_eye_of(stones, nbr, p, c):
+    if is_eye_of(stones, nbr, p, c):
         e -= 1
     for k in range(4):
         q = nbr[p, k]
-        if q >= 0 and stones[q] == EMPTY and _is_eye_of(stones, nbr, q, c):
+        if q >= 0 and stones[q] == EMPTY and is_eye_of(stones, nbr, q, c):
             e += 1
     meta[EYES + c - 1] = e
-
-
-@njit(cache=True, inline="always")
-def _find(uf, x):
-    while uf[x] != x:
-        uf[x] = uf[uf[x]]
-        x = uf[x]
-    return x
-
-
-@njit(cache=True, inline="always")
-def safe_counts(stones, root, nbr, uf):
-    """(black's, white's) safe moves: moves a colour can make whatever either side plays.
-
-    An eye of colour c is an empty point whose every neighbour is a stone of c: the opponent
-    can never play it (its stone would have no liberty), and stones never leave. Join c's
-    blocks through their eyes: in each joined group with E eyes, c can fill E - 1 of them,
-    furthest first from one it keeps (each fill's block touches the eye kept or one nearer it,
-    still empty, so it keeps a liberty), whatever else happens on the board. So c's safe moves
-    number (eyes) - (groups with an eye). ``uf`` is scratch, int16 [4 * area + 1], all -1
-    (its first half used here), and left so."""
-    area = stones.shape[0]
-    eyes_b = eyes_w = 0
-    groups_b = groups_w = 0  # distinct blocks touched by an eye, less the joins: the groups
-    top = 0
-    for p in range(area):
-        if stones[p] != EMPTY:
-            continue
-        col = 0
-        eye = True
-        for k in range(4):
-            q = nbr[p, k]
-            if q < 0:
-                continue
-            s = stones[q]
-            if s == EMPTY or (col != 0 and s != col):
-                eye = False
-                break
-            col = s
-        if not eye or col == 0:
-            continue
-        first = -1
-        for k in range(4):
-            q = nbr[p, k]
-            if q < 0:
-                continue
-            r = root[q]
-            if uf[r] < 0:
-                uf[r] = r
-                uf[area + top] = r
-                top += 1
-                if col == 1:
-                    groups_b += 1
-                else:
-                    groups_w += 1
-            if first < 0:
-                first = r
-                continue
-            a = _find(uf, first)
-            b = _find(uf, r)
-            if a != b:
-                uf[b] = a
-                if col == 1:
-                    groups_b -= 1
-                else:
-                    groups_w -= 1
-        if col == 1:
-            eyes_b += 1
-        else:
-            eyes_w += 1
-    for i in range(top):
-        uf[uf[area + i]] = -1
-    return eyes_b - groups_b, eyes_w - groups_w
-
-
-@njit(cache=True, inline="always")
-def move_bounds(stones, nbr, legal, scratch):
-    """(black's, white's) most moves left: the points each may play now (a point illegal for a
-    colour stays so), less one in each region of empty points that touches no stone of that
-    colour: its stones there could only take liberties from each other, so they never fill
-    the region. ``scratch`` as ``safe_counts``'s, its third and fourth quarters used here."""
-    area = stones.shape[0]
-    mark = 2 * area
-    queue = 3 * area
-    most_b = most_w = 0
-    tail = 0
-    for p in range(area):
-        if stones[p] != EMPTY or scratch[mark + p] != -1:
-            continue
-        head = tail
-        scratch[mark + p] = 1
-        scratch[queue + tail] = p
-        tail += 1
-        size = legal_b = legal_w = 0
-        touch_b = touch_w = False
-        while head < tail:
-            q = scratch[queue + head]
-            head += 1
-            size += 1
-            legal_b += legal[1, q]
-            legal_w += legal[2, q]
-            for k in range(4):
-                r = nbr[q, k]
-                if r < 0:
-                    continue
-                s = stones[r]
-                if s == EMPTY:
-                    if scratch[mark + r] == -1:
-                        scratch[mark + r] = 1
-                        scratch[queue + tail] = r
-                        tail += 1
-                elif s == 1:
-                    touch_b = True
-                else:
-                    touch_w = True
-        most_b += legal_b if touch_b else min(legal_b, size - 1)
-        most_w += legal_w if touch_w else min(legal_w, size - 1)
-    for i in range(tail):
-        scratch[mark + scratch[queue + i]] = -1
-    return most_b, most_w
-
-
-@njit(cache=True, inline="always")
-def static_value(stones, root, legal, meta, nbr, scratch):
-    """WIN or LOSS for the side to move when its safe moves settle the game, else UNKNOWN.
-
-    A colour makes at most ``move_bounds`` more moves. The side to move wins when its safe
-    moves outnumber the opponent's most: it plays them and the opponent runs out first; it
-    loses when the opponent's safe moves are at least its own most: the opponent answers every
-    move.
-
-    Cheap bounds go first, so the scans run only where the rule can fire: a colour's safe moves
-    are at most its eyes less one (``meta``'s ``EYES`` columns), and its most moves left at
-    least half the points it may play now, rounded up (``move_bounds`` takes one off only in a
-    region of two or more points, all of them playable)."""
-    c = meta[TO_MOVE]
-    o = 3 - c
-    least_me = (meta[NLEGAL_B + c - 1] + 1) >> 1
-    least_opp = (meta[NLEGAL_B + o - 1] + 1) >> 1
-    if meta[EYES + c - 1] - 1 <= least_opp and meta[EYES + o - 1] - 1 < least_me:
-        return UNKNOWN
-    sb, sw = safe_counts(stones, root, nbr, scratch)
-    if sb == 0 and sw == 0:
-        return UNKNOWN
-    s_me, s_opp = (sb, sw) if c == 1 else (sw, sb)
-    if s_me <= least_opp and s_opp < least_me:
-        return UNKNOWN
-    mb, mw = move_bounds(stones, nbr, legal, scratch)
-    most_me, most_opp = (mb, mw) if c == 1 else (mw, mb)
-    if s_me > most_opp:
-        return WIN
-    if s_opp >= most_me:
-        return LOSS
-    return UNKNOWN
 
 
 # -- the search ----------------------------------------------------------------------------------
@@ -394,7 +218,8 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
         if opp == 0 or tt_get(keys, vals, node_key(m1, sym)) == LOSS:
             return -1
         if cfg[C_SAFE_CHILD]:
-            sv = static_value(stk_s[d + 1], stk_r[d + 1], stk_g[d + 1], m1, nbr, uf)
+            sv = static_value(stk_s[d + 1], stk_r[d + 1], stk_g[d + 1], m1, m1[EYES], m1[EYES + 1],
+                              nbr, uf)
             if sv == LOSS:
                 stats[S_SAFE] += 1
                 return -1
@@ -445,7 +270,8 @@ def enter_node(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals
         stats[S_TIMED_OUT] = 1
         return UNKNOWN, -1
     if cfg[C_SAFE]:
-        v = int(static_value(stk_s[d], stk_r[d], stk_g[d], meta, nbr, uf))
+        v = int(static_value(stk_s[d], stk_r[d], stk_g[d], meta, meta[EYES], meta[EYES + 1], nbr,
+                             uf))
         if v != UNKNOWN:
             stats[S_SAFE] += 1
             tt_put(keys, vals, work, gen, cfg, h, v, 1)
