@@ -41,7 +41,7 @@ import time
 from numba import njit, objmode
 
 from ..game.board import EMPTY, HASH, META_LEN, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
-from .solver_static import LOSS, UNKNOWN, WIN, is_eye_of, static_value
+from .solver_static import LOSS, UNKNOWN, WIN, eye_colour, static_value
 
 REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
 HIST_BITS = 36  # a history count is capped at HIST_MAX within the order's key
@@ -177,11 +177,11 @@ def after_play(meta, stones, sym, zob, nbr, p, c):
     neighbour of p may become one; nothing is ever captured."""
     play_images(meta, sym, zob, p, c)
     e = meta[EYES + c - 1]
-    if is_eye_of(stones, nbr, p, c):
+    if eye_colour(stones, nbr, p) == c:
         e -= 1
     for k in range(4):
         q = nbr[p, k]
-        if q >= 0 and stones[q] == EMPTY and is_eye_of(stones, nbr, q, c):
+        if q >= 0 and stones[q] == EMPTY and eye_colour(stones, nbr, q) == c:
             e += 1
     meta[EYES + c - 1] = e
 

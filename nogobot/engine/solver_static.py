@@ -14,13 +14,19 @@ WIN, LOSS, UNKNOWN = 1, -1, 0  # a position's value for its side to move
 
 
 @njit(cache=True, inline="always")
-def is_eye_of(stones, nbr, p, c):
-    """Whether every neighbour of p is a stone of colour c."""
+def eye_colour(stones, nbr, p):
+    """The colour whose stones are every neighbour of point p (its eye, when p is empty), or 0
+    when no one colour's are."""
+    col = 0
     for k in range(4):
         q = nbr[p, k]
-        if q >= 0 and stones[q] != c:
-            return False
-    return True
+        if q < 0:
+            continue
+        s = stones[q]
+        if s == EMPTY or (col != 0 and s != col):
+            return 0
+        col = s
+    return col
 
 
 @njit(cache=True)
@@ -29,9 +35,10 @@ def eye_counts(stones, nbr):
     eyes_b = eyes_w = 0
     for p in range(stones.shape[0]):
         if stones[p] == EMPTY:
-            if is_eye_of(stones, nbr, p, 1):
+            col = eye_colour(stones, nbr, p)
+            if col == 1:
                 eyes_b += 1
-            elif is_eye_of(stones, nbr, p, 2):
+            elif col == 2:
                 eyes_w += 1
     return eyes_b, eyes_w
 
@@ -62,18 +69,8 @@ def safe_counts(stones, root, nbr, uf):
     for p in range(area):
         if stones[p] != EMPTY:
             continue
-        col = 0
-        eye = True
-        for k in range(4):
-            q = nbr[p, k]
-            if q < 0:
-                continue
-            s = stones[q]
-            if s == EMPTY or (col != 0 and s != col):
-                eye = False
-                break
-            col = s
-        if not eye or col == 0:
+        col = eye_colour(stones, nbr, p)
+        if col == 0:
             continue
         first = -1
         for k in range(4):
