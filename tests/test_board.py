@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nogobot.game import coords
-from nogobot.game.board import BLACK, EMPTY, WHITE, Board, IllegalMove, geometry
+from nogobot.game.board import (
+    BLACK, EMPTY, WHITE, Board, IllegalMove, geometry, legal_counts_after)
 from nogobot.game.naive_rules import naive_is_legal, naive_legal_mask
 
 
@@ -269,6 +270,36 @@ def test_undo_many_restores_exactly(size, seed, back):
         assert board.hash == h
         for a, b in zip(arrays, board.arrays()):
             assert np.array_equal(a, b)
+
+
+def check_counts_after(size, rng):
+    """Along a random game: for every legal move at every ply, ``legal_counts_after`` gives
+    the legal counts that playing the move leaves."""
+    board = Board(size)
+    nbr = board.geo.nbr
+    while not board.is_terminal():
+        c = board.to_move
+        stones, root, _, libs, legal, meta = board.arrays()
+        for p in board.legal_moves():
+            after = board.copy()
+            after.play(int(p))
+            want = (after.num_legal(BLACK), after.num_legal(WHITE))
+            got = legal_counts_after(stones, root, libs, legal, meta, nbr, int(p), c)
+            assert tuple(int(x) for x in got) == want, (board.to_ascii(), int(p))
+        board.play(int(rng.choice(board.legal_moves())))
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(2, 11), seed=st.integers(0, 2**32 - 1))
+def test_legal_counts_after_a_move_match_playing_it(size, seed):
+    check_counts_after(size, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("size,games", [(5, 40), (9, 12), (19, 1)])
+def test_legal_counts_after_on_larger_boards(size, games):
+    rng = np.random.default_rng(size)
+    for _ in range(games):
+        check_counts_after(size, rng)
 
 
 def test_kernel_playouts_are_legal_games():

@@ -372,10 +372,11 @@ def test_images_follow_each_stone():
 
 
 def test_eye_counts_follow_each_stone():
-    """Along random lines on several sizes, the eyes ``after_play`` keeps in a level's meta row
-    are those counted from scratch, and the static rule with its cheap bounds first gives what
-    the full rule (safe moves against most moves) gives."""
-    from nogobot.engine.solver_kernels import EYES, IMAGES, after_play
+    """Along random lines on several sizes, the eyes ``eyes_after`` reads from the position
+    before each move (as the search keeps them in a level's meta row) are those counted from
+    scratch after it, and the static rule with its cheap bounds first gives what the full rule
+    (safe moves against most moves) gives."""
+    from nogobot.engine.solver_kernels import EYES, IMAGES, eyes_after
     from nogobot.engine.solver_static import (
         LOSS,
         UNKNOWN,
@@ -396,9 +397,10 @@ def test_eye_counts_follow_each_stone():
             scratch = np.full(4 * b.geo.area + 1, -1, np.int16)
             while b.num_legal() > 0:
                 p, c = int(rng.choice(b.legal_moves())), b.to_move
+                eyes = eyes_after(meta, b.stones, b.geo.nbr, p, c)
                 b.play(p)
                 meta[:IMAGES] = b.meta
-                after_play(meta, b.stones, sym, b.geo.zobrist, b.geo.nbr, p, c)
+                meta[EYES + c - 1] = eyes
                 assert tuple(meta[EYES:EYES + 2]) == eye_counts(b.stones, b.geo.nbr)
                 sb, sw = safe_counts(b.stones, b.root, b.geo.nbr, scratch)
                 mb, mw = move_bounds(b.stones, b.geo.nbr, b.legal, scratch)

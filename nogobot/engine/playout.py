@@ -142,7 +142,7 @@ def _drop(cand, index, count, c, p):
 
 
 @njit(cache=True, inline="always")
-def _two_or_more(nlibs, r, p):
+def _two_or_more(nlibs, r, s, p):
     """Block r has a liberty besides p (p is one of its liberties): its count is two or more."""
     return nlibs[r] >= 2
 
@@ -150,7 +150,7 @@ def _two_or_more(nlibs, r, p):
 @njit(cache=True, inline="always")
 def _legal_both(stones, root, nlibs, nbr, p, c):
     """``board.legal_both_by`` from the liberty counts the rollouts keep."""
-    return legal_both_by(_two_or_more, nlibs, stones, root, nbr, p, c)
+    return legal_both_by(_two_or_more, nlibs, stones, root, nbr, p, c, -1, 0)
 
 
 @njit(cache=True, inline="always")

@@ -8,16 +8,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..game.board import TO_MOVE, play_stone, push_state
+from ..game.board import TO_MOVE
 from .solver_kernels import (
     LOSS,
     REPLIES_MASK,
     UNKNOWN,
     WIN,
-    after_play,
     child_key,
     enter_node,
     node_key,
+    play_child,
     tt_get,
     tt_put,
 )
@@ -125,11 +125,7 @@ def dfpn(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, 
             # thrash between two children of near-equal numbers.
             th_delta[d + 1] = min(th_phi[d], second + (second >> 2) + 1)
             sel[d] = best
-            push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
-            play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
-                       stk_m[d + 1], nbr, zob, moves[d, best], stk_m[d][TO_MOVE])
-            after_play(stk_m[d + 1], stk_s[d + 1], sym, zob, nbr, moves[d, best],
-                       stk_m[d][TO_MOVE])
+            play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, moves[d, best])
             d += 1
             mode = ENTER
         else:  # RETURN to the parent with this level's numbers (or on up, aborted)

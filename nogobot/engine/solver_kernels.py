@@ -40,8 +40,18 @@ import time
 
 from numba import njit, objmode
 
-from ..game.board import EMPTY, HASH, META_LEN, NLEGAL_B, PLY, TO_MOVE, play_stone, push_state
-from .solver_static import LOSS, UNKNOWN, WIN, eye_colour, static_value
+from ..game.board import (
+    EMPTY,
+    HASH,
+    META_LEN,
+    NLEGAL_B,
+    PLY,
+    TO_MOVE,
+    legal_counts_after,
+    play_stone,
+    push_state,
+)
+from .solver_static import LOSS, UNKNOWN, WIN, eye_colour, may_settle, static_value
 
 REPLIES_MASK = 255  # score[d, i] & REPLIES_MASK: the opponent's replies after move i
 HIST_BITS = 36  # a history count is capped at HIST_MAX within the order's key
@@ -57,7 +67,7 @@ STATS_LEN = 4
 # root's symmetries in ``sym`` (``solver.search_stack`` widens the rows).
 IMAGES = META_LEN
 MAX_IMAGES = 7
-# Then each colour's eyes (``EYES + c - 1`` for colour c; ``eye_counts``, kept by ``after_play``),
+# Then each colour's eyes (``EYES + c - 1`` for colour c; ``eye_counts``, kept by ``play_child``),
 # the static rule's cheap first test.
 EYES = IMAGES + MAX_IMAGES
 META_WIDTH = EYES + 2
@@ -170,20 +180,42 @@ def child_key(meta, sym, zob, p, c):
 
 
 @njit(cache=True, inline="always")
-def after_play(meta, stones, sym, zob, nbr, p, c):
-    """After colour c played p at this level (``stones`` already hold it): update the solver's
-    columns of its meta row, the images' hashes (``play_images``) and c's eyes. Only c's eyes
-    change: p stops being one if it was (the opponent cannot play an eye of c), and an empty
-    neighbour of p may become one; nothing is ever captured."""
-    play_images(meta, sym, zob, p, c)
+def _eye_after(stones, nbr, q, p, c):
+    """Whether empty point q is an eye of c once c has played p (p counts as c's stone)."""
+    for k in range(4):
+        n = nbr[q, k]
+        if n >= 0 and n != p and stones[n] != c:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def eyes_after(meta, stones, nbr, p, c):
+    """c's eyes once c has played p, from the position before it (its meta row's count): p
+    stops being one if it was (the opponent cannot play an eye of c), and an empty neighbour
+    of p may become one. Only c's eyes change, since nothing is ever captured."""
     e = meta[EYES + c - 1]
     if eye_colour(stones, nbr, p) == c:
         e -= 1
     for k in range(4):
         q = nbr[p, k]
-        if q >= 0 and stones[q] == EMPTY and eye_colour(stones, nbr, q) == c:
+        if q >= 0 and stones[q] == EMPTY and _eye_after(stones, nbr, q, p, c):
             e += 1
-    meta[EYES + c - 1] = e
+    return e
+
+
+@njit(cache=True, inline="always")
+def play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, p):
+    """Play the side to move's stone at p from level d into level d + 1 (``push_state``, then
+    ``play_stone``), with the solver's columns of its meta row: the images' hashes
+    (``play_images``) and the mover's eyes (``eyes_after``)."""
+    c = stk_m[d][TO_MOVE]
+    e = eyes_after(stk_m[d], stk_s[d], nbr, p, c)
+    push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
+    play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
+               stk_m[d + 1], nbr, zob, p, c)
+    play_images(stk_m[d + 1], sym, zob, p, c)
+    stk_m[d + 1][EYES + c - 1] = e
 
 
 # -- the search ----------------------------------------------------------------------------------
@@ -194,41 +226,47 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
                    score, uf, hist, sym, cfg, stats):
     """Generate the moves at level d into ``moves[d]``, best first; return their count, or -1
     when one of them wins at once (the opponent has no reply, the table holds its position as
-    lost for the opponent, or, with ``C_SAFE_CHILD``, its safe moves settle it so).
+    lost for the opponent, or, with ``C_SAFE_CHILD``, its safe moves settle it so); that move
+    is then ``moves[d, 0]``.
 
-    Each move is played one level down to read the opponent's and our own legal counts after
-    it: moves that leave the opponent the fewest replies and us the most end games soonest and
-    are the likeliest wins, so a winning node is usually cut at its first child. ``score[d, i]``
-    keeps each move's key, the opponent's reply count in its low byte (``REPLIES_MASK``). With
-    ``C_SAFE_CHILD`` a move after which the opponent statically wins is left out (it loses)."""
+    Each move's legal counts after it, the opponent's and our own, are read without playing
+    it (``board.legal_counts_after``; a move is played one level down only where its eyes let
+    the static rule settle the child, ``may_settle``): moves that leave the opponent the fewest
+    replies and us the most end games soonest and are the likeliest wins, so a winning node is
+    usually cut at its first child. ``score[d, i]`` keeps each move's key, the opponent's reply
+    count in its low byte (``REPLIES_MASK``). With ``C_SAFE_CHILD`` a move after which the
+    opponent statically wins is left out (it loses)."""
     meta = stk_m[d]
     c = meta[TO_MOVE]
+    o = 3 - c
+    stones = stk_s[d]
     legal = stk_g[d]
     area = legal.shape[1]
     n = 0
     for p in range(area):
         if not legal[c, p]:
             continue
-        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
-        play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1], stk_g[d + 1],
-                   stk_m[d + 1], nbr, zob, p, c)
-        m1 = stk_m[d + 1]
-        after_play(m1, stk_s[d + 1], sym, zob, nbr, p, c)
-        opp = m1[NLEGAL_B + 2 - c]
-        if opp == 0 or tt_get(keys, vals, node_key(m1, sym)) == LOSS:
+        nb, nw = legal_counts_after(stones, stk_r[d], stk_l[d], legal, meta, nbr, p, c)
+        opp, mine = (nw, nb) if c == 1 else (nb, nw)
+        if opp == 0 or tt_get(keys, vals, child_key(meta, sym, zob, p, c)) == LOSS:
+            moves[d, 0] = p
             return -1
-        if cfg[C_SAFE_CHILD]:
+        if cfg[C_SAFE_CHILD] and may_settle(opp, mine, meta[EYES + o - 1],
+                                            eyes_after(meta, stones, nbr, p, c)):
+            play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, p)
+            m1 = stk_m[d + 1]
             sv = static_value(stk_s[d + 1], stk_r[d + 1], stk_g[d + 1], m1, m1[EYES], m1[EYES + 1],
                               nbr, uf)
             if sv == LOSS:
                 stats[S_SAFE] += 1
+                moves[d, 0] = p
                 return -1
             if sv == WIN:
                 stats[S_SAFE] += 1
                 continue
         # The order's key, with the opponent's reply count in the low byte (df-pn's initial
         # disproof number; ties go to the fewer replies).
-        key = 2 * opp - m1[NLEGAL_B + c - 1]
+        key = 2 * opp - mine
         if cfg[C_HISTORY]:  # among moves of equal mobility, more history first
             key = (key << HIST_BITS) + HIST_MAX - min(hist[c, p], HIST_MAX)
         key = key * 256 + opp
@@ -315,11 +353,8 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
         elif mode == NEXT:
             i = nxt_i[d]
             if i < nmov[d]:
-                push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d)
-                play_stone(stk_s[d + 1], stk_r[d + 1], stk_n[d + 1], stk_l[d + 1],
-                           stk_g[d + 1], stk_m[d + 1], nbr, zob, moves[d, i], stk_m[d][TO_MOVE])
-                after_play(stk_m[d + 1], stk_s[d + 1], sym, zob, nbr, moves[d, i],
-                           stk_m[d][TO_MOVE])
+                play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym,
+                           moves[d, i])
                 d += 1
                 mode = ENTER
             else:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..game.board import LAST, TO_MOVE, play_stone, push_state
 from .solver_dfpn import dfpn
 from .solver_kernels import (
     LOSS,
@@ -14,9 +13,9 @@ from .solver_kernels import (
     S_TIMED_OUT,
     UNKNOWN,
     WIN,
-    after_play,
     negamax,
     order_children,
+    play_child,
 )
 
 
@@ -46,7 +45,6 @@ def _by_dfpn(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals, wor
 def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob, keys,
                vals, work, gen, pkeys, pphi, pdelta, root_moves, budget, per_move, results,
                nodes, hist, sym, cfg, deadline, stats, tables):
-    c = stk_m[0][TO_MOVE]
     levels = stk_s.shape[0]
     area = stk_s.shape[1]
     side = (levels, area) if tables else (1, 1)
@@ -62,10 +60,7 @@ def _root_loop(search, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, n
             continue
         if stats[S_TIMED_OUT]:
             return UNKNOWN
-        push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, 0)
-        play_stone(stk_s[1], stk_r[1], stk_n[1], stk_l[1], stk_g[1], stk_m[1], nbr, zob,
-                   root_moves[i], c)
-        after_play(stk_m[1], stk_s[1], sym, zob, nbr, root_moves[i], c)
+        play_child(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, root_moves[i])
         before = budget[0]
         cap = min(per_move, before)
         budget[0] = cap
@@ -120,6 +115,6 @@ def order_root(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, moves, score, nbr, zob,
     uf = np.full(4 * area + 1, -1, np.int16)
     n = order_children(0, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, vals,
                        moves, score, uf, hist, sym, cfg, stats)
-    if n < 0:  # a move wins at once: the one the scan stopped at was last played into level 1
-        return np.array([stk_m[1][LAST]], np.int64), True
+    if n < 0:  # a move wins at once
+        return np.array([moves[0, 0]], np.int64), True
     return moves[0, :n].copy(), False

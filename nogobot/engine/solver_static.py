@@ -154,6 +154,15 @@ def move_bounds(stones, nbr, legal, scratch):
 
 
 @njit(cache=True, inline="always")
+def may_settle(legal_me, legal_opp, eyes_me, eyes_opp):
+    """False where the static rule cannot settle a position, from its legal counts and eyes
+    alone: a colour's safe moves are at most its eyes less one, and its most moves left at
+    least half the points it may play now, rounded up (``move_bounds`` takes one off only in a
+    region of two or more points, all playable)."""
+    return eyes_me - 1 > (legal_opp + 1) >> 1 or eyes_opp - 1 >= (legal_me + 1) >> 1
+
+
+@njit(cache=True, inline="always")
 def static_value(stones, root, legal, meta, eyes_b, eyes_w, nbr, scratch):
     """WIN or LOSS for the side to move when its safe moves settle the game, else UNKNOWN.
 
@@ -162,16 +171,14 @@ def static_value(stones, root, legal, meta, eyes_b, eyes_w, nbr, scratch):
     loses when the opponent's safe moves are at least its own most: the opponent answers every
     move.
 
-    Cheap bounds go first, so the scans run only where the rule can fire: a colour's safe moves
-    are at most its eyes less one (``eyes_b``, ``eyes_w``: ``eye_counts``, which the search keeps
-    with each stone), and its most moves left at least half the points it may play now, rounded
-    up (``move_bounds`` takes one off only in a region of two or more points, all playable)."""
+    Cheap bounds go first (``may_settle``; ``eyes_b``, ``eyes_w`` are ``eye_counts``, which the
+    search keeps with each stone), so the scans run only where the rule can fire."""
     c = meta[TO_MOVE]
     o = 3 - c
     least_me = (meta[NLEGAL_B + c - 1] + 1) >> 1
     least_opp = (meta[NLEGAL_B + o - 1] + 1) >> 1
     eyes_me, eyes_opp = (eyes_b, eyes_w) if c == 1 else (eyes_w, eyes_b)
-    if eyes_me - 1 <= least_opp and eyes_opp - 1 < least_me:
+    if not may_settle(meta[NLEGAL_B + c - 1], meta[NLEGAL_B + o - 1], eyes_me, eyes_opp):
         return UNKNOWN
     sb, sw = safe_counts(stones, root, nbr, scratch)
     if sb == 0 and sw == 0:

@@ -121,15 +121,23 @@ def _has_liberty_besides(libs, r, p):
 
 
 @njit(cache=True, inline="always")
-def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c):
+def _liberty_besides(libs, r, s, p):
+    """``legal_both_by``'s liberty test from the liberty bitsets (the colour s is not needed)."""
+    return _has_liberty_besides(libs, r, p)
+
+
+@njit(cache=True, inline="always")
+def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c, stone, stone_colour):
     """Legality of empty point p for c and for its opponent, from one look at p's neighbours:
     a colour needs a liberty (an empty neighbour or a block of its own with another liberty)
     and must not capture (fill the last liberty of the other colour's block).
 
-    ``has_other_liberty(lib_state, r, p)`` says whether block r has a liberty besides p: from
+    ``has_other_liberty(lib_state, r, s, p)`` says whether block r (of colour s) has a liberty
+    besides p: from
     the liberty bitsets here (``_has_liberty_besides``), from liberty counts in the rollouts
-    (``playout``). numba compiles one specialisation per function passed, so the call costs
-    nothing."""
+    (``playout``), on the position after a move in ``legal_counts_after``. numba compiles one
+    specialisation per function passed, so the call costs nothing. Point ``stone`` (-1 for
+    none) holds a stone of ``stone_colour`` that ``stones`` do not show yet, its own root."""
     lib_c = False
     lib_o = False
     capture_c = False
@@ -138,12 +146,17 @@ def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c):
         q = nbr[p, k]
         if q < 0:
             continue
-        s = stones[q]
-        if s == EMPTY:
-            lib_c = True
-            lib_o = True
-            continue
-        other = has_other_liberty(lib_state, root[q], p)
+        if q == stone:
+            s = stone_colour
+            r = stone
+        else:
+            s = stones[q]
+            if s == EMPTY:
+                lib_c = True
+                lib_o = True
+                continue
+            r = root[q]
+        other = has_other_liberty(lib_state, r, s, p)
         if s == c:
             lib_c |= other
             capture_o |= not other
@@ -167,7 +180,7 @@ def _set_legal(legal, meta, p, c, value):
 def _retest(stones, root, libs, legal, meta, nbr, q):
     """Re-test legality of empty point q for both colours (only legal -> illegal happens)."""
     if legal[BLACK, q] or legal[WHITE, q]:
-        ok_b, ok_w = legal_both_by(_has_liberty_besides, libs, stones, root, nbr, q, BLACK)
+        ok_b, ok_w = legal_both_by(_liberty_besides, libs, stones, root, nbr, q, BLACK, -1, 0)
         if not ok_b:
             _set_legal(legal, meta, q, BLACK, False)
         if not ok_w:
@@ -321,6 +334,157 @@ def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
     _set_to_move(meta, zob, 3 - c)
 
 
+# -- legal counts after a move, without playing it ------------------------------------------
+# The solver orders a node's moves by both colours' legal counts after each; reading them this
+# way costs no copy of the position (``push_state``) and no ``play_stone``. It re-tests the same
+# points ``play_stone`` does, on a virtual view of the position after the move: p holds c, c's
+# blocks beside p are one block with their liberties and p's empty neighbours, less p, and the
+# other colour's blocks beside p have lost p.
+
+
+@njit(cache=True, inline="always")
+def _liberty_besides_two(libs, r, a, b):
+    """True if block r has a liberty other than points a and b."""
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if w == a >> 6:
+            x &= ~(np.uint64(1) << np.uint64(a & 63))
+        if w == b >> 6:
+            x &= ~(np.uint64(1) << np.uint64(b & 63))
+        if x != 0:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _lone_liberty(libs, r, p):
+    """Block r's only liberty other than p, or -1 when it has none or two or more."""
+    lone = -1
+    pw = p >> 6
+    pbit = np.uint64(1) << np.uint64(p & 63)
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if w == pw:
+            x &= ~pbit
+        if x == 0:
+            continue
+        if lone >= 0 or (x & (x - np.uint64(1))) != 0:
+            return -1
+        lone = w * 64 + _popcount64(x - np.uint64(1))
+    return lone
+
+
+@njit(cache=True, inline="always")
+def _joined_lone_liberty(stones, root, libs, nbr, p, c):
+    """After c plays p: the only liberty of the block holding p (p's empty neighbours and the
+    liberties of c's blocks beside p, less p), or -1 when it has two or more (it has one: the
+    move is legal)."""
+    lone = -1
+    for k in range(4):
+        n = nbr[p, k]
+        if n < 0:
+            continue
+        if stones[n] == EMPTY:
+            cand = n
+        elif stones[n] == c:
+            cand = _lone_liberty(libs, root[n], p)
+            if cand < 0:
+                if _liberty_besides_two(libs, root[n], p, p):
+                    return -1  # two or more liberties besides p
+                continue
+        else:
+            continue
+        if lone >= 0 and cand != lone:
+            return -1
+        lone = cand
+    return lone
+
+
+@njit(cache=True, inline="always")
+def _is_neighbour(nbr, p, q):
+    for k in range(4):
+        if nbr[p, k] == q:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _liberty_after(after, r, s, q):
+    """``legal_both_by``'s liberty test on the position after c plays p (``after``: libs,
+    beside, lone, p, c): whether block r, of colour s, has a liberty besides q. ``beside[k]`` is the
+    root of the block beside p in direction k (-1 for none), ``lone[k]`` its only liberty
+    after the move (-1 for two or more; the other colour's blocks only), ``lone[4]`` that of
+    the block holding p (p stands as its root). A block beside p is one look: q, a neighbour,
+    is one of its liberties, so it has another unless q is its only one."""
+    libs, beside, lone, p, c = after
+    if r == p:
+        return lone[4] < 0
+    for k in range(4):
+        if beside[k] == r:
+            return (lone[4] if s == c else lone[k]) < 0
+    return _has_liberty_besides(libs, r, q)
+
+
+@njit(cache=True, inline="always")
+def _lost_after(stones, root, legal, nbr, after, q):
+    """(black, white): 1 where q is legal now and would not be after the move (``after``)."""
+    if not (legal[BLACK, q] or legal[WHITE, q]):
+        return 0, 0
+    ok_b, ok_w = legal_both_by(_liberty_after, after, stones, root, nbr, q, BLACK, after[3],
+                               after[4])
+    return int(legal[BLACK, q] and not ok_b), int(legal[WHITE, q] and not ok_w)
+
+
+@njit(cache=True, inline="always")
+def _beside(stones, root, nbr, p, k):
+    q = nbr[p, k]
+    return -1 if q < 0 or stones[q] == EMPTY else root[q]
+
+
+@njit(cache=True, inline="always")
+def _lone_beside(stones, root, libs, nbr, p, c, k):
+    q = nbr[p, k]
+    return -1 if q < 0 or stones[q] != 3 - c else _lone_liberty(libs, root[q], p)
+
+
+@njit(cache=True, inline="always")
+def legal_counts_after(stones, root, libs, legal, meta, nbr, p, c):
+    """(black's, white's) legal move counts after c plays p (legal for c), as ``play_stone``
+    would leave them in ``meta``, without playing it: p, p's empty neighbours, the lone liberty
+    of the block p joins and those of the other colour's blocks beside p left in atari are
+    re-tested (each point once) by ``legal_both_by`` on the position after the move, its stone
+    at p."""
+    beside = (_beside(stones, root, nbr, p, 0), _beside(stones, root, nbr, p, 1),
+              _beside(stones, root, nbr, p, 2), _beside(stones, root, nbr, p, 3))
+    joined = _joined_lone_liberty(stones, root, libs, nbr, p, c)
+    lone = (_lone_beside(stones, root, libs, nbr, p, c, 0),
+            _lone_beside(stones, root, libs, nbr, p, c, 1),
+            _lone_beside(stones, root, libs, nbr, p, c, 2),
+            _lone_beside(stones, root, libs, nbr, p, c, 3), joined)
+    nb = meta[NLEGAL_B] - int(legal[BLACK, p])
+    nw = meta[NLEGAL_W] - int(legal[WHITE, p])
+    after = (libs, beside, lone, p, c)
+    for k in range(4):
+        q = nbr[p, k]
+        if q >= 0 and stones[q] == EMPTY:
+            db, dw = _lost_after(stones, root, legal, nbr, after, q)
+            nb -= db
+            nw -= dw
+    # The lone liberties, each once; one beside p was re-tested above.
+    for k in range(5):
+        q = lone[k]
+        if q < 0 or _is_neighbour(nbr, p, q):
+            continue
+        seen = False
+        for i in range(k):
+            seen |= lone[i] == q
+        if not seen:
+            db, dw = _lost_after(stones, root, legal, nbr, after, q)
+            nb -= db
+            nw -= dw
+    return nb, nw
+
+
 # Element loops, not slice assignment: numba's slice assignment may allocate a temporary (for
 # overlapping arrays), which a kernel without reference counts cannot do (module docstring).
 @njit(cache=True, inline="always")
@@ -346,8 +510,14 @@ def push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d):
     copy_into(stk_s[d], stk_s[d + 1])
     copy_into(stk_r[d], stk_r[d + 1])
     copy_into(stk_n[d], stk_n[d + 1])
-    copy_rows_into(stk_l[d], stk_l[d + 1])
-    copy_rows_into(stk_g[d], stk_g[d + 1])
+    # Indexed on the stacks themselves, not on views of a level: numba compiles these loops to
+    # a copy about twice as fast.
+    for i in range(stk_l.shape[1]):
+        for w in range(stk_l.shape[2]):
+            stk_l[d + 1, i, w] = stk_l[d, i, w]
+    for c in range(stk_g.shape[1]):
+        for i in range(stk_g.shape[2]):
+            stk_g[d + 1, c, i] = stk_g[d, c, i]
     copy_into(stk_m[d], stk_m[d + 1])
 
 
@@ -374,7 +544,7 @@ def _recompute_legal(stones, root, libs, legal, meta, nbr):
     for p in range(stones.shape[0]):
         ok_b, ok_w = False, False
         if stones[p] == EMPTY:
-            ok_b, ok_w = legal_both_by(_has_liberty_besides, libs, stones, root, nbr, p, BLACK)
+            ok_b, ok_w = legal_both_by(_liberty_besides, libs, stones, root, nbr, p, BLACK, -1, 0)
         legal[BLACK, p] = ok_b
         legal[WHITE, p] = ok_w
         meta[NLEGAL_B] += ok_b
