@@ -133,11 +133,11 @@ def legal_both_by(has_other_liberty, lib_state, stones, root, nbr, p, c, stone, 
     and must not capture (fill the last liberty of the other colour's block).
 
     ``has_other_liberty(lib_state, r, s, p)`` says whether block r (of colour s) has a liberty
-    besides p: from
-    the liberty bitsets here (``_has_liberty_besides``), from liberty counts in the rollouts
-    (``playout``), on the position after a move in ``legal_counts_after``. numba compiles one
-    specialisation per function passed, so the call costs nothing. Point ``stone`` (-1 for
-    none) holds a stone of ``stone_colour`` that ``stones`` do not show yet, its own root."""
+    besides p: from the liberty bitsets here (``_has_liberty_besides``), from liberty counts in
+    the rollouts (``playout``), on the position after a move in ``legal_counts_after``. numba
+    compiles one specialisation per function passed, so the call costs nothing. Point
+    ``stone`` (-1 for none) holds a stone of ``stone_colour`` that ``stones`` do not show yet,
+    its own root."""
     lib_c = False
     lib_o = False
     capture_c = False
@@ -188,6 +188,25 @@ def _retest(stones, root, libs, legal, meta, nbr, q):
 
 
 @njit(cache=True, inline="always")
+def _lone_liberty(libs, r, p):
+    """Block r's only liberty other than p (-1 for none), or -1 when it has none or two or
+    more."""
+    lone = -1
+    pw = p >> 6
+    pbit = np.uint64(1) << np.uint64(p & 63)
+    for w in range(libs.shape[1]):
+        x = libs[r, w]
+        if w == pw:
+            x &= ~pbit
+        if x == 0:
+            continue
+        if lone >= 0 or (x & (x - np.uint64(1))) != 0:
+            return -1
+        lone = w * 64 + _popcount64(x - np.uint64(1))
+    return lone
+
+
+@njit(cache=True, inline="always")
 def _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r):
     """If block r is down to one liberty, re-test that point.
 
@@ -195,14 +214,7 @@ def _retest_if_in_atari(stones, root, libs, legal, meta, nbr, r):
     adjacent block, on whether that block has a liberty other than q. A block with two or more
     liberties always has one besides q, before and after the move, so its liberties keep their
     status; only a block left with a single liberty changes the answer (capture / suicide)."""
-    lone = -1
-    for w in range(libs.shape[1]):
-        x = libs[r, w]
-        if x == 0:
-            continue
-        if lone >= 0 or (x & (x - np.uint64(1))) != 0:
-            return  # two or more liberties
-        lone = w * 64 + _popcount64(x - np.uint64(1))
+    lone = _lone_liberty(libs, r, -1)
     if lone >= 0:
         _retest(stones, root, libs, legal, meta, nbr, lone)
 
@@ -343,38 +355,6 @@ def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
 
 
 @njit(cache=True, inline="always")
-def _liberty_besides_two(libs, r, a, b):
-    """True if block r has a liberty other than points a and b."""
-    for w in range(libs.shape[1]):
-        x = libs[r, w]
-        if w == a >> 6:
-            x &= ~(np.uint64(1) << np.uint64(a & 63))
-        if w == b >> 6:
-            x &= ~(np.uint64(1) << np.uint64(b & 63))
-        if x != 0:
-            return True
-    return False
-
-
-@njit(cache=True, inline="always")
-def _lone_liberty(libs, r, p):
-    """Block r's only liberty other than p, or -1 when it has none or two or more."""
-    lone = -1
-    pw = p >> 6
-    pbit = np.uint64(1) << np.uint64(p & 63)
-    for w in range(libs.shape[1]):
-        x = libs[r, w]
-        if w == pw:
-            x &= ~pbit
-        if x == 0:
-            continue
-        if lone >= 0 or (x & (x - np.uint64(1))) != 0:
-            return -1
-        lone = w * 64 + _popcount64(x - np.uint64(1))
-    return lone
-
-
-@njit(cache=True, inline="always")
 def _joined_lone_liberty(stones, root, libs, nbr, p, c):
     """After c plays p: the only liberty of the block holding p (p's empty neighbours and the
     liberties of c's blocks beside p, less p), or -1 when it has two or more (it has one: the
@@ -389,7 +369,7 @@ def _joined_lone_liberty(stones, root, libs, nbr, p, c):
         elif stones[n] == c:
             cand = _lone_liberty(libs, root[n], p)
             if cand < 0:
-                if _liberty_besides_two(libs, root[n], p, p):
+                if _has_liberty_besides(libs, root[n], p):
                     return -1  # two or more liberties besides p
                 continue
         else:
@@ -411,8 +391,8 @@ def _is_neighbour(nbr, p, q):
 @njit(cache=True, inline="always")
 def _liberty_after(after, r, s, q):
     """``legal_both_by``'s liberty test on the position after c plays p (``after``: libs,
-    beside, lone, p, c): whether block r, of colour s, has a liberty besides q. ``beside[k]`` is the
-    root of the block beside p in direction k (-1 for none), ``lone[k]`` its only liberty
+    beside, lone, p, c): whether block r, of colour s, has a liberty besides q. ``beside[k]``
+    is the root of the block beside p in direction k (-1 for none), ``lone[k]`` its only liberty
     after the move (-1 for two or more; the other colour's blocks only), ``lone[4]`` that of
     the block holding p (p stands as its root). A block beside p is one look: q, a neighbour,
     is one of its liberties, so it has another unless q is its only one."""
@@ -511,7 +491,7 @@ def push_state(stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, d):
     copy_into(stk_r[d], stk_r[d + 1])
     copy_into(stk_n[d], stk_n[d + 1])
     # Indexed on the stacks themselves, not on views of a level: numba compiles these loops to
-    # a copy about twice as fast.
+    # a faster copy.
     for i in range(stk_l.shape[1]):
         for w in range(stk_l.shape[2]):
             stk_l[d + 1, i, w] = stk_l[d, i, w]
