@@ -133,6 +133,10 @@ def read_book(path: str | None, agent_name: str):
 @click.option("--solver-from", default=None, type=click.IntRange(min=26),
               help="Empty points from which the search tries the exact endgame solver first "
                    "(default 28; 26 or more: below, the solver answers within a move).")
+@click.option("--leaf-proofs", default=None, type=click.IntRange(min=0),
+              help="Hand each new search leaf with N or fewer empty points to the exact "
+                   "solver (5,000 nodes) first: a proof replaces the network's value and "
+                   "settles the node (0: off, the default).")
 @click.option("--book", "book_path", default=None, type=click.Path(dir_okay=False),
               help="Opening book (JSON, `nogobot book build`): its positions are answered at "
                    "once, without search, saving the clock for later moves.")
@@ -143,8 +147,9 @@ def read_book(path: str | None, agent_name: str):
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight, endgame_rollout_weight, rollouts,
-            solver_from, book_path, agent_name, seed, live_gfx, quiet) -> None:
+            lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight,
+            endgame_rollout_weight, rollouts, solver_from, leaf_proofs, book_path, agent_name,
+            seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -167,6 +172,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["rollout_count"] = rollouts
     if solver_from is not None:
         search["solver_from"] = solver_from
+    if leaf_proofs is not None:
+        search["leaf_proof_empty"] = leaf_proofs
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,

@@ -89,6 +89,12 @@ class SearchConfig:
     # smallest share of winning replies (``solver.Solver.resist``) instead of the one whose
     # refutation took the most nodes.
     resist: bool = True
+    # Leaf proofs: a new leaf with at most ``leaf_proof_empty`` empty points goes to the exact
+    # solver within ``leaf_proof_nodes`` nodes before its value is backed up; a proof replaces
+    # the network's value and settles the node (MCTS-solver), so the tree's values deep in the
+    # 30-34 point band are exact where the solver reaches. 0 turns it off (the default).
+    leaf_proof_empty: int = 0
+    leaf_proof_nodes: int = 5_000
     # Hybrid leaf evaluation (AlphaGo's lambda-mixing): a leaf's value is
     # (1 - rollout_weight) * network value + rollout_weight * mean result of rollout_count
     # policy rollouts from the leaf (playout.py). The network misjudges how many safe points each
@@ -707,6 +713,15 @@ def expand_and_backup(tree, cache, cfg_f, n, leaves, batch, logits, win_prob):
 
 
 @njit(cache=True)
+def mark_proven(tree, node, result):
+    """Record a proof found outside the tree (the exact solver on a leaf): ``result`` +1 when
+    the side to move at ``node`` wins, -1 when it loses; push it up (MCTS-solver)."""
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
+    proof[node] = result
+    _propagate_proof(tree, node)
+
+
+@njit(cache=True)
 def add_root_noise(tree, noise, weight):
     """P = (1 - weight)·P + weight·noise on the root's edges (self-play exploration)."""
     N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
@@ -796,6 +811,7 @@ def principal_variation(tree: Tree, node: int = 0, max_len: int = 20) -> list[in
 
 
 B_PLANES = 6  # the feature planes' place in ``batch_buffers``' batch
+B_ROLLOUT = 7  # and the rollout results'
 
 
 def batch_buffers(batch: int, area: int, words: int, size: int) -> tuple:

@@ -34,6 +34,10 @@ from .solver import LOSS, WIN, Solver, solver_budget, solver_seconds, zones_from
 if TYPE_CHECKING:
     from .gumbel import GumbelRoot
 
+# The most one leaf proof may take, whatever the machine: its node budget (5,000 by default)
+# is about 18 ms at the nominal rate.
+LEAF_PROOF_SECONDS = 0.05
+
 
 @dataclass
 class SearchLimits:
@@ -103,7 +107,8 @@ class Searcher:
                  solver: Solver | None = None):
         """``cache`` and ``solver`` may be shared with other searchers of this board size
         (analysis: every query's searcher; positions that recur cost no network call); by
-        default the searcher has its own (a solver only when ``config.use_solver``)."""
+        default the searcher has its own (a solver only when ``config.use_solver`` or leaf proofs
+        are on)."""
         from ..game.board import geometry
 
         self.evaluator = evaluator
@@ -121,7 +126,7 @@ class Searcher:
         self._root_hash: int | None = None
         self._root_moves: list[tuple[int, int]] = []
         self._noise_applied = False
-        if solver is None and cfg.use_solver:
+        if solver is None and (cfg.use_solver or cfg.leaf_proof_empty > 0):
             solver = Solver(1 << 20)
         self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
@@ -213,11 +218,37 @@ class Searcher:
                                     self.cfg_i, leaves if walks is None else leaves[:walks],
                                     batch, self.rollout_scratch)
         if n > 0:
+            proven = self._prove_leaves(n)
             ev = yield batch[mcts.B_PLANES][:n]
+            value = np.array(ev.value, dtype=np.float32)  # a copy: proofs overwrite rows
+            for b, result in proven:  # exact values in place of the network's and rollouts'
+                value[b] = 1.0 if result == WIN else 0.0
+                batch[mcts.B_ROLLOUT][b] = float(result)
             mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), self.cfg_f, n, leaves,
                                    batch, np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
-                                   np.ascontiguousarray(ev.value, dtype=np.float32))
+                                   value)
+            for b, result in proven:
+                mcts.mark_proven(self.tree.arrays(), int(leaves[b]), result)
         return n + done, n
+
+    def _prove_leaves(self, n: int) -> list[tuple[int, int]]:
+        """Leaf proofs (``SearchConfig.leaf_proof_empty``): the rows of the n pending leaves
+        that the solver settles within ``leaf_proof_nodes`` nodes, with WIN or LOSS for the side
+        to move there. The solver's table is the one its root calls use (positions recur), and
+        each call is held to LEAF_PROOF_SECONDS whatever the machine's node rate."""
+        cfg = self.config
+        if cfg.leaf_proof_empty <= 0 or self.solver is None:
+            return []
+        state = self.batch[:mcts.B_PLANES]
+        empties = (state[0][:n] == 0).sum(axis=1)
+        proven = []
+        for b in np.flatnonzero(empties <= cfg.leaf_proof_empty):
+            leaf = Board.from_state(self.size, [a[b] for a in state])
+            result = self.solver.solve(leaf, cfg.leaf_proof_nodes, same_generation=True,
+                                       max_seconds=LEAF_PROOF_SECONDS).result
+            if result != 0:
+                proven.append((int(b), int(result)))
+        return proven
 
     def _maybe_add_noise(self, board: Board) -> None:
         cfg = self.config
@@ -270,7 +301,8 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
-        if self.solver is not None and empties <= zones_from(self.config.solver_from).tries:
+        if self.config.use_solver and self.solver is not None and \
+                empties <= zones_from(self.config.solver_from).tries:
             budget, seconds = solver_budget(limits), solver_seconds(limits)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)

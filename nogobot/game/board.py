@@ -643,6 +643,17 @@ class Board:
         b.moves = list(self.moves)
         return b
 
+    @classmethod
+    def from_state(cls, size: int, state) -> "Board":
+        """A board holding copies of the six state arrays ``state`` (``arrays()``'s order), as
+        a search's scratch rows keep positions; it has no move history."""
+        b = cls.__new__(cls)
+        b.geo, b.size = geometry(size), size
+        b._restore(tuple(np.array(a, copy=True) for a in state))
+        b._history = []
+        b.moves = []
+        return b
+
     @property
     def to_move(self) -> int:
         return int(self.meta[TO_MOVE])
