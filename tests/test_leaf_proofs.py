@@ -92,3 +92,15 @@ def test_leaf_proofs_need_no_root_solver_and_are_off_by_default():
     on.search(b, SearchLimits(playouts=300))
     assert on.solver is not None
     assert np.count_nonzero(on.tree.proof[:on.tree.nodes]) > 0
+
+
+def test_leaf_proofs_keep_to_the_search_time():
+    """A batch may hand the solver many leaves, each allowed LEAF_PROOF_SECONDS: together they
+    still end by the search's own time limit (a 15 s game was once lost on time so)."""
+    b = _endgame(6, 24)
+    s = Searcher(UniformEvaluator(), 9, small_config(leaf_proof_empty=24, batch_size=16,
+                                                     leaf_proof_nodes=10_000_000))
+    s.search(b, SearchLimits(playouts=8))  # kernels loaded before the timed search
+    s.reset()
+    r = s.search(_endgame(8, 24), SearchLimits(seconds=0.2))
+    assert r.seconds < 0.2 + 0.15

@@ -130,6 +130,7 @@ class Searcher:
             solver = Solver(1 << 20)
         self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
+        self._leaf_deadline: float | None = None  # when leaf proofs stop (``search``'s limit)
         # The kernels' copy of the settings (``mcts.kernel_settings``): changed through the
         # setters below, read by the ``mcts.CF_*`` and ``mcts.CI_*`` indices.
         self.cfg_f, self.cfg_i = mcts.kernel_settings(cfg)
@@ -235,7 +236,8 @@ class Searcher:
         """Leaf proofs (``SearchConfig.leaf_proof_empty``): the rows of the n pending leaves
         that the solver settles within ``leaf_proof_nodes`` nodes, with WIN or LOSS for the side
         to move there. The solver's table is the one its root calls use (positions recur), and
-        each call is held to LEAF_PROOF_SECONDS whatever the machine's node rate."""
+        each call is held to LEAF_PROOF_SECONDS whatever the machine's node rate, and none
+        runs past the search's time limit."""
         cfg = self.config
         if cfg.leaf_proof_empty <= 0 or self.solver is None:
             return []
@@ -243,9 +245,14 @@ class Searcher:
         empties = (state[0][:n] == 0).sum(axis=1)
         proven = []
         for b in np.flatnonzero(empties <= cfg.leaf_proof_empty):
+            seconds = LEAF_PROOF_SECONDS
+            if self._leaf_deadline is not None:
+                seconds = min(seconds, self._leaf_deadline - time.perf_counter())
+                if seconds <= 0:
+                    break
             leaf = Board.from_state(self.size, [a[b] for a in state])
             result = self.solver.solve(leaf, cfg.leaf_proof_nodes, same_generation=True,
-                                       max_seconds=LEAF_PROOF_SECONDS).result
+                                       max_seconds=seconds).result
             if result != 0:
                 proven.append((int(b), int(result)))
         return proven
@@ -288,6 +295,8 @@ class Searcher:
         if board.size != self.size:
             raise ValueError(f"searcher is for {self.size}x{self.size}, board is {board.size}")
         t0 = time.perf_counter()
+        # Leaf proofs end by the search's own limit (a batch may hand the solver many leaves).
+        self._leaf_deadline = None if limits.seconds is None else t0 + limits.seconds
         self._move_root(board)
         empties = board.geo.area - board.ply
         weight = self.config.rollout_weight_at(empties, board.geo.area)
