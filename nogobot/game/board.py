@@ -636,9 +636,7 @@ class Board:
         (self.stones, self.root, self.nxt, self.libs, self.legal, self.meta) = snap
 
     def copy(self) -> "Board":
-        b = Board.__new__(Board)
-        b.geo, b.size = self.geo, self.size
-        b._restore(self._snapshot())
+        b = Board.from_state(self.size, self.arrays())
         b._history = list(self._history)
         b.moves = list(self.moves)
         return b
@@ -649,7 +647,7 @@ class Board:
         a search's scratch rows keep positions; it has no move history."""
         b = cls.__new__(cls)
         b.geo, b.size = geometry(size), size
-        b._restore(tuple(np.array(a, copy=True) for a in state))
+        b._restore(tuple(a.copy() for a in state))
         b._history = []
         b.moves = []
         return b
