@@ -252,6 +252,32 @@ def test_auto_is_silent_on_cpu(model_path, capfd):
     assert ev.provider in ("CPUExecutionProvider", "CUDAExecutionProvider")
 
 
+def test_gpu_library_preload_is_quiet(model_path, monkeypatch, capfd):
+    """The CUDA libraries of pip's nvidia packages are preloaded once before a GPU session; what
+    onnxruntime prints about missing ones never reaches stdout and ends up in the warning."""
+    import onnxruntime as ort
+
+    from nogobot.net import inference
+
+    calls = []
+
+    def fake_preload():
+        calls.append(1)
+        print("Failed to load libcublas.so.13: not here")
+        print("Please follow the install guide")
+
+    monkeypatch.setattr(ort, "preload_dlls", fake_preload, raising=False)
+    monkeypatch.setattr(inference, "_gpu_library_notes", None)
+    if _cuda_usable(model_path):
+        pytest.skip("a GPU is usable here: no fallback to test")
+    capfd.readouterr()
+    with pytest.warns(ProviderFallbackWarning, match="libcublas.so.13: not here"):
+        OnnxEvaluator(model_path, device="cuda", threads=1)
+    OnnxEvaluator(model_path, device="cpu", threads=1)
+    assert calls == [1]  # once per process, and never for a CPU session
+    assert capfd.readouterr().out == ""
+
+
 def test_engine_never_imports_torch():
     code = ("import sys, nogobot.net.inference, nogobot.net.features, nogobot.tools.bench_nn; "
             "e = nogobot.net.inference.load_evaluator(None, device='cpu', threads=1); "
@@ -265,8 +291,9 @@ def test_gpu_matches_cpu(model_path, cpu_eval):
         pytest.skip("no usable CUDA provider")
     gpu = OnnxEvaluator(model_path, device="cuda")
     planes = boards_planes(positions(9, 5, seed=9))
+    # The CUDA provider convolves in TF32: logits differ by a few 1e-3 (sp7 on an H200).
     for a, b in zip(cpu_eval.evaluate(planes), gpu.evaluate(planes)):
-        np.testing.assert_allclose(a, b, atol=1e-3)
+        np.testing.assert_allclose(a, b, atol=1e-2)
     half = OnnxEvaluator(model_path, device="cuda", fp16=True)
     for a, b in zip(cpu_eval.evaluate(planes), half.evaluate(planes)):
         np.testing.assert_allclose(a, b, atol=5e-2)

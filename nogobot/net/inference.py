@@ -28,8 +28,8 @@ Device choice (``device=``):
 
 When ``"cuda"`` or ``"tensorrt"`` is asked for but cannot be used (onnxruntime-gpu on a machine
 without a GPU or without the CUDA libraries), the evaluator warns once on stderr
-(``ProviderFallbackWarning``) and runs on the CPU: a tournament engine keeps playing.
-The GPU paths are written from the onnxruntime docs and were not run on a GPU yet.
+(``ProviderFallbackWarning``) and runs on the CPU: a tournament engine keeps playing. The
+CUDA libraries of pip's nvidia packages are preloaded first (``_preload_gpu_libraries``).
 
 Searches never call the network themselves: a search is a generator that yields the input planes
 of its next batch of leaves and is sent their ``Evaluation``. ``BatchedSearches`` drives any
@@ -40,6 +40,7 @@ many games; ``nogobot analysis``: many queries, in two pipelined lanes).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import warnings
@@ -157,6 +158,29 @@ def _quiet_provider_probe():
         ort.set_default_logger_severity(2)
 
 
+_gpu_library_notes: str | None = None
+
+
+def _preload_gpu_libraries(ort) -> str:
+    """Load the CUDA/cuDNN libraries of pip's nvidia packages (``onnxruntime-gpu[cuda,cudnn]``)
+    before a GPU session is made, as onnxruntime's ``preload_dlls`` does: without it the CUDA
+    provider finds them only on LD_LIBRARY_PATH. Once per process; what it reports (the libraries
+    it could not load) is kept for the fallback warning, never printed."""
+    global _gpu_library_notes
+    if _gpu_library_notes is None:
+        out = io.StringIO()
+        preload = getattr(ort, "preload_dlls", None)
+        if preload is not None:
+            with contextlib.redirect_stdout(out):
+                try:
+                    preload()
+                except Exception as e:  # a broken CUDA install must not stop a CPU fallback
+                    print(f"preload_dlls: {type(e).__name__}: {e}")
+        _gpu_library_notes = " ".join(
+            line.strip() for line in out.getvalue().splitlines() if line.startswith("Failed"))
+    return _gpu_library_notes
+
+
 class OnnxEvaluator(Evaluator):
     """onnxruntime session on a nogobot ONNX model (see the module docstring)."""
 
@@ -213,6 +237,7 @@ class OnnxEvaluator(Evaluator):
         else:
             providers = cpu
         gpu_wanted = providers != cpu
+        notes = _preload_gpu_libraries(ort) if gpu_wanted else ""
         if gpu_wanted and fp16 and device != "tensorrt":
             data = self._to_fp16(data)
         try:
@@ -234,7 +259,8 @@ class OnnxEvaluator(Evaluator):
             warnings.warn(
                 f"nogobot: device {device!r} requested for {self.path.name} but onnxruntime "
                 f"could not create it (no GPU, or {libs} libraries missing; available: "
-                f"{', '.join(available)}); running on the CPU",
+                f"{', '.join(available)}{'; ' + notes[:200] if notes else ''}); running on "
+                "the CPU",
                 ProviderFallbackWarning, stacklevel=3)
         elif device == "tensorrt" and got != "TensorrtExecutionProvider":
             warnings.warn(f"nogobot: TensorRT unavailable for {self.path.name}; using {got}",
