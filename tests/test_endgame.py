@@ -158,6 +158,39 @@ def test_unsettled_positions_are_kept_unknown_and_labelling_resumes(tiny, tmp_pa
     assert len(labels) == 6 and all(lab["result"] != "unknown" for lab in labels.values())
 
 
+def test_open_moves_of_won_labels_are_settled_later(tiny, tmp_path, monkeypatch):
+    suite = tmp_path / "suite"
+    shutil.copytree(tiny, suite)
+    label_suite(suite, nodes=2_000_000, move_nodes=1)  # verdicts, but few other moves
+    _, before = load_labels(suite)
+    won_open = {i for i, lab in before.items() if lab["result"] == "win" and lab["open"]}
+    assert won_open, "the tiny suite should leave a won position with open moves"
+    calls = []
+    real = endgame_label.settle_open_moves
+    monkeypatch.setattr(endgame_label, "settle_open_moves",
+                        lambda p, *a, **k: calls.append(p.id) or real(p, *a, **k))
+    counts = label_suite(suite, nodes=2_000_000, move_nodes=2_000_000, redo="open")
+    assert set(calls) == won_open and counts["labelled"] == len(won_open)
+    _, labels = load_labels(suite)
+    for p in load_positions(suite)[1]:
+        lab, old = labels[p.id], before[p.id]
+        if p.id not in won_open:
+            assert lab == old
+            continue
+        board, memo = p.board(), {}
+        wins = []
+        for m in board.legal_moves():
+            board.play(int(m))
+            if _negamax(board, memo) == -1:
+                wins.append(coords.to_gtp(int(m), 5))
+            board.undo()
+        assert lab["complete"] and not lab["open"] and lab["open_tried"] == 2_000_000
+        assert lab["wins"] == sorted(wins) and set(old["wins"]) <= set(lab["wins"])
+        assert lab["nodes"] > old["nodes"] and lab["budget"] == old["budget"]
+    label_suite(suite, nodes=2_000_000, move_nodes=2_000_000, redo="open")
+    assert len(calls) == len(won_open)  # nothing left open at that budget: nothing redone
+
+
 def _bench(suite: Path, *args: str):
     return CliRunner().invoke(main, ["bench", "endgame", "--suite", str(suite), *args])
 

@@ -189,8 +189,9 @@ def bench_endgame_build_cmd(sources, out, per_depth, seed) -> None:
 @click.option("--limit", default=None, type=click.IntRange(min=1), help="Positions per depth.")
 @click.option("--split", default=None, type=click.Choice(["dev", "test"]))
 @click.option("--redo", default="none", show_default=True,
-              type=click.Choice(["none", "unknown", "all"]),
-              help="Relabel positions left unknown by a smaller budget, or all of them.")
+              type=click.Choice(["none", "unknown", "all", "open"]),
+              help="Relabel positions left unknown by a smaller budget, or all of them; "
+                   "'open' settles the open moves of won labels, --move-nodes each.")
 def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, redo) -> None:
     """Label the suite's positions with the exact solver (resumable: keeps what is done)."""
     import shlex

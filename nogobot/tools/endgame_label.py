@@ -74,12 +74,41 @@ def label_position(pos, nodes: int, move_nodes: int, tt_entries: int = 1 << 22) 
             "budget": [nodes, move_nodes], "solver": solver_version()}
 
 
+def settle_open_moves(pos, label: dict, move_nodes: int, tt_entries: int = 1 << 22) -> dict:
+    """``label`` (a won position's) with each of its open moves solved one level down within
+    ``move_nodes`` nodes of its own; a move still unsettled stays open. Records the per-move
+    budget in ``open_tried`` so a rerun at the same budget skips the label."""
+    from ..engine.solver import LOSS, WIN, Solver
+
+    board = pos.board()
+    g = pos.size
+    t0 = time.perf_counter()
+    solver = Solver(tt_entries)
+    wins, losses, open_, used = set(label["wins"]), set(label["losses"]), [], 0
+    for name in label["open"]:
+        child = board.copy()
+        child.play(coords.from_gtp(name, g))
+        r = solver.solve(child, move_nodes, images_of=board)
+        used += r.nodes
+        if r.result == LOSS:
+            wins.add(name)
+        elif r.result == WIN:
+            losses.add(name)
+        else:
+            open_.append(name)
+    return {**label, "wins": sorted(wins), "losses": sorted(losses), "open": sorted(open_),
+            "complete": not open_, "nodes": int(label["nodes"] + used),
+            "seconds": round(label["seconds"] + time.perf_counter() - t0, 2),
+            "open_tried": move_nodes}
+
+
 def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None,
                 depths=None, limit: int | None = None, split: str | None = None,
                 redo: str = "none", command: str = "", log=None) -> dict:
     """Label the suite in ``folder`` (missing labels first; ``redo`` "unknown" relabels the
-    positions left unknown by a smaller budget than ``nodes``, "all" every one), writing
-    ``labels.jsonl`` after every position. Returns counts."""
+    positions left unknown by a smaller budget than ``nodes``, "all" every one, "open" settles
+    the open moves of won labels within ``move_nodes`` each), writing ``labels.jsonl`` after
+    every position. Returns counts."""
     folder = Path(folder)
     _, positions = load_positions(folder)
     _, labels = load_labels(folder)
@@ -97,8 +126,12 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
             continue
         per_depth[p.depth] = per_depth.get(p.depth, 0) + 1
         old = labels.get(p.id)
-        if old is None or redo == "all" or (redo == "unknown" and old["result"] == "unknown"
-                                            and old["budget"][0] < nodes):
+        if redo == "open":
+            if old is not None and old["result"] == "win" and old["open"] \
+                    and old.get("open_tried", 0) < move_nodes:
+                todo.append(p)
+        elif old is None or redo == "all" or (redo == "unknown" and old["result"] == "unknown"
+                                              and old["budget"][0] < nodes):
             todo.append(p)
     header = {"format": LABELS_FORMAT, "version": 1, "budget_nodes": nodes,
               "move_budget_nodes": move_nodes, "solver": version,
@@ -108,7 +141,10 @@ def label_suite(folder: str | Path, *, nodes: int, move_nodes: int | None = None
     order = {p.id: (p.depth, p.id) for p in load_positions(folder)[1]}
     done = {"win": 0, "loss": 0, "unknown": 0}
     for i, p in enumerate(todo, start=1):
-        lab = label_position(p, nodes, move_nodes)
+        if redo == "open":
+            lab = settle_open_moves(p, labels[p.id], move_nodes)
+        else:
+            lab = label_position(p, nodes, move_nodes)
         labels[p.id] = lab
         done[lab["result"]] += 1
         rows = sorted(labels.values(), key=lambda r: order.get(r["id"], (999, r["id"])))
