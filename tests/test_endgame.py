@@ -85,6 +85,17 @@ def _negamax(board: Board, memo: dict) -> int:
     return memo[key]
 
 
+def _winning_moves(board: Board, memo: dict) -> list[str]:
+    """The moves after which the side to move wins, by ``_negamax``, as GTP vertices."""
+    wins = []
+    for m in board.legal_moves():
+        board.play(int(m))
+        if _negamax(board, memo) == -1:
+            wins.append(coords.to_gtp(int(m), 5))
+        board.undo()
+    return wins
+
+
 def test_build_is_deterministic_and_keeps_games_apart(tiny, tmp_path):
     header, positions = load_positions(tiny)
     assert len(positions) == 6 and sorted({p.depth for p in positions}) == list(DEPTHS)
@@ -123,12 +134,7 @@ def test_labels_agree_with_plain_negamax(tiny, tmp_path):
         truth = _negamax(board, memo)
         assert lab["result"] == ("win" if truth == 1 else "loss"), p.id
         assert lab["winner"] == ("B" if (board.to_move == 1) == (truth == 1) else "W")
-        wins = []
-        for m in board.legal_moves():
-            board.play(int(m))
-            if _negamax(board, memo) == -1:
-                wins.append(coords.to_gtp(int(m), 5))
-            board.undo()
+        wins = _winning_moves(board, memo)
         assert lab["complete"]
         assert sorted(lab["wins"]) == sorted(wins)
         assert not lab["open"] and len(lab["wins"]) + len(lab["losses"]) == len(
@@ -178,12 +184,7 @@ def test_open_moves_of_won_labels_are_settled_later(tiny, tmp_path, monkeypatch)
             assert lab == old
             continue
         board, memo = p.board(), {}
-        wins = []
-        for m in board.legal_moves():
-            board.play(int(m))
-            if _negamax(board, memo) == -1:
-                wins.append(coords.to_gtp(int(m), 5))
-            board.undo()
+        wins = _winning_moves(board, memo)
         assert lab["complete"] and not lab["open"] and lab["open_tried"] == 2_000_000
         assert lab["wins"] == sorted(wins) and set(old["wins"]) <= set(lab["wins"])
         assert lab["nodes"] > old["nodes"] and lab["budget"] == old["budget"]

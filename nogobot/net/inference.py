@@ -175,7 +175,7 @@ def _preload_gpu_libraries(ort) -> str:
                 try:
                     preload()
                 except Exception as e:  # a broken CUDA install must not stop a CPU fallback
-                    print(f"preload_dlls: {type(e).__name__}: {e}")
+                    print(f"Failed to preload: {type(e).__name__}: {e}")
         _gpu_library_notes = " ".join(
             line.strip() for line in out.getvalue().splitlines() if line.startswith("Failed"))
     return _gpu_library_notes
