@@ -93,6 +93,7 @@ def test_clock_use_counts_the_clock_until_the_first_decided_move():
     # Never decided: the whole game counts; no proof.
     assert second.main == 60 and second.used == 20.5 and second.undecided == 20.5
     assert second.decided_at is None and second.proof is None
+    assert first.lost_left is None and second.lost_left is None  # no loss proven
 
 
 RAVE_LOG = """rave: E5 winrate 0.512 sims 90000 (60,000/s) kept 0 nodes 1 time 1.50s stop: planned
@@ -108,6 +109,8 @@ def test_clock_use_reads_rave_logs():
     (game,) = timeplot.clock_use(RAVE_LOG)
     assert game.rated and game.decided_at == 6 and game.undecided == 4.0
     assert game.proof == "loss" and game.used == 4.5
+    # The loss was proven at move 6, with 56 s of the 60 left at its start.
+    assert game.lost_left == 56.0 and game.lost_left_share == pytest.approx(56 / 60)
 
 
 def test_clock_report_reads_a_tournament_folders_logs(tmp_path):
@@ -125,6 +128,13 @@ def test_clock_report_reads_a_tournament_folders_logs(tmp_path):
     table = timeplot.clock_table(found)
     assert "a: 1 game at 60 s; clock spent while undecided: median 20.0%" in table
     assert "b: 1 game at 60 s; clock spent while undecided: not known" in table
+    assert "clock left at the first proven loss: no proven loss" in table
+    # A lost game's engine log: the table gives the share left at the proof's move.
+    (tmp_path / "logs" / "001-a-vs-b-W.log").write_text(RAVE_LOG)
+    table = timeplot.clock_table(timeplot.clock_report(tmp_path))
+    assert ("b: 1 game at 60 s; clock spent while undecided: median 6.7% (lowest tenth 6.7%, "
+            "range 6.7%-6.7%) over 1") in table
+    assert "clock left at the first proven loss: median 93.3% (highest tenth 93.3%) over 1" in table
     empty = tmp_path / "empty.log"
     empty.write_text("genmove: nothing timed\n")
     with pytest.raises(ValueError, match="empty.log: no sudden-death clock lines"):

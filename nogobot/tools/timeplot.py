@@ -15,7 +15,8 @@ The parsing is separate from the drawing so it is testable without matplotlib.
 ``--clock`` prints, instead of drawing, how a sudden-death clock was spent (``clock_use``): in
 all, and while the game was undecided, i.e. before the engine's first move that was a proof of
 the endgame solver or read a win rate outside [0.02, 0.98]; time spent after that point cannot
-change the result. For a tournament folder it reads each game's engine logs (``logs.tar.gz``,
+change the result. It also gives the clock left when the engine's solver first proved the game
+lost: time that was never spent on the game. For a tournament folder it reads each game's engine logs (``logs.tar.gz``,
 or ``logs/``).
 """
 
@@ -107,6 +108,7 @@ class ClockUse:
     least_left: float
     longest: float
     rated: bool  # the log gave win rates (``mcts:``/``rave:`` lines): "undecided" means something
+    lost_left: float | None = None  # the clock left at the start of the first proven loss
 
     @property
     def undecided_share(self) -> float:
@@ -116,6 +118,10 @@ class ClockUse:
     def used_share(self) -> float:
         return self.used / self.main
 
+    @property
+    def lost_left_share(self) -> float | None:
+        return None if self.lost_left is None else self.lost_left / self.main
+
 
 def clock_use(text: str, source: str = "log") -> list[ClockUse]:
     """The sudden-death games of a ``nogobot gtp`` log, one ``ClockUse`` each (a new game starts
@@ -124,6 +130,7 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
     games: list[ClockUse] = []
     game: dict | None = None
     pending: str | None = None  # "win"/"loss" (a proof) or "" (a decided win rate)
+    lost = False  # the move being read was a solver proof of a loss
     rated = False  # the move being read logged a win rate
     for line in text.splitlines():
         m = LOG_LINE.match(line)
@@ -134,13 +141,16 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
                     games.append(_finished(game, source))
                 game = {"main": used + left, "left": used + left, "undecided": None,
                         "decided_at": None, "proof": None, "least": left, "longest": 0.0,
-                        "rated": False}
+                        "rated": False, "lost_left": None}
             if pending is not None:
                 if game["decided_at"] is None:  # the clock at this move's start
                     game["decided_at"], game["undecided"] = move, game["main"] - game["left"]
                 if pending and game["proof"] is None:
                     game["proof"] = pending
                 pending = None
+            if lost and game["lost_left"] is None:  # the clock at this move's start
+                game["lost_left"] = game["left"]
+            lost = False
             game.update(move=move, left=left, least=min(game["least"], left),
                         longest=max(game["longest"], used), rated=game["rated"] or rated)
             rated = False
@@ -149,6 +159,7 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
         if m:
             rated = True
             proof = re.search(r"stop: solver: (win|loss)", line)
+            lost = lost or bool(proof and proof.group(1) == "loss")
             if proof or not DECIDED[0] <= float(m.group(1)) <= DECIDED[1]:
                 pending = proof.group(1) if proof else (pending or "")
     if game is not None:
@@ -160,7 +171,7 @@ def _finished(game: dict, source: str) -> ClockUse:
     used = game["main"] - game["left"]
     undecided = used if game["undecided"] is None else game["undecided"]
     return ClockUse(source, game["main"], used, undecided, game["decided_at"], game["proof"],
-                    game["least"], game["longest"], game["rated"])
+                    game["least"], game["longest"], game["rated"], game["lost_left"])
 
 
 def clock_report(path: str | Path) -> list[tuple[str, ClockUse]]:
@@ -222,13 +233,17 @@ def clock_table(found: list[tuple[str, ClockUse]]) -> str:
                      f"range {min(und):.1%}-{max(und):.1%}) over {len(und)}" if und
                      else "not known (its logs give no win rates)")
         proofs = sum(u.proof is not None for u in uses)
+        lost = [u.lost_left_share for u in uses if u.lost_left is not None]
+        at_loss = (f"median {statistics.median(lost):.1%} (highest tenth "
+                   f"{pct(lost, 0.9):.1%}) over {len(lost)}" if lost else "no proven loss")
         games = f"{len(uses)} game{'s' if len(uses) > 1 else ''}"
         rows.append(
             f"{engine}: {games} at {statistics.median(u.main for u in uses):.0f} s; "
             f"clock spent while undecided: {undecided}; in all: median "
             f"{statistics.median(u.used_share for u in uses):.1%}; least left "
             f"{min(u.least_left for u in uses):.1f} s; longest move "
-            f"{max(u.longest for u in uses):.1f} s; games with a solver proof: {proofs}")
+            f"{max(u.longest for u in uses):.1f} s; games with a solver proof: {proofs}; "
+            f"clock left at the first proven loss: {at_loss}")
     return "\n".join(rows)
 
 
