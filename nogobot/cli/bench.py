@@ -214,7 +214,7 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 
 @bench.command("endgame")
 @click.option("--seconds", default=1.0, show_default=True, type=click.FloatRange(min=0.01),
-              help="Budget per move: the solver's time (unless --nodes), sp7's and rave's.")
+              help="Budget per move: the solver's time (unless --nodes), the players'.")
 @click.option("--nodes", default=None, type=click.IntRange(min=1),
               help="Instead: the solver's budget in nodes (the players keep --seconds).")
 @click.option("--depth", "depths", multiple=True, type=click.Choice(["30", "32", "34", "36"]),
@@ -222,7 +222,7 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 @click.option("--limit", default=None, type=click.IntRange(min=1), help="Positions per depth.")
 @click.option("--split", default=None, type=click.Choice(["dev", "test"]))
 @click.option("--engine/--no-engine", default=True, show_default=True,
-              help="Measure the network player (net sp7, as `nogobot gtp` plays).")
+              help="Measure the network player (the shipped net unless --model, as `nogobot gtp` plays).")
 @click.option("--rave/--no-rave", default=True, show_default=True, help="Measure rave.")
 @model_option(help="ONNX network of the player (default: the shipped model).")
 @threads_option(help="Network threads (default: all cores).")
@@ -235,7 +235,7 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 def bench_endgame_cmd(seconds, nodes, depths, limit, split, engine, rave, model, threads,
                       suite_dir, settle, as_json) -> None:
     """The endgame truth suite: per depth, the share the solver proves within the budget
-    (beside the recorded baseline), and how often sp7's and rave's moves are proven winning
+    (beside the recorded baseline), and how often the network player's and rave's moves are proven winning
     moves and their values name the winner. Progress on stderr."""
     from ..tools.endgame import shipped_suite
     from ..tools.endgame_bench import run_cli

@@ -317,7 +317,7 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     head = (f"{'depth':>5} {'n':>4} {'labelled':>9} {'sums':>9} {'solver proven':>14} "
             f"{'baseline':>14}")
     if has["engine"]:
-        head += f" {'sp7 winning mv':>21} {'sp7 value':>14} {'sp7 search':>14}"
+        head += f" {'net winning mv':>21} {'net value':>14} {'net search':>14}"
     if has["rave"]:
         head += f" {'rave winning mv':>21} {'rave search':>14}"
     echo(head)
