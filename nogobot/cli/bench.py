@@ -222,7 +222,8 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 @click.option("--limit", default=None, type=click.IntRange(min=1), help="Positions per depth.")
 @click.option("--split", default=None, type=click.Choice(["dev", "test"]))
 @click.option("--engine/--no-engine", default=True, show_default=True,
-              help="Measure the network player (the shipped net unless --model, as `nogobot gtp` plays).")
+              help="Measure the network player (the shipped net unless --model), as "
+                   "`nogobot gtp` plays.")
 @click.option("--rave/--no-rave", default=True, show_default=True, help="Measure rave.")
 @model_option(help="ONNX network of the player (default: the shipped model).")
 @threads_option(help="Network threads (default: all cores).")
@@ -235,8 +236,8 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 def bench_endgame_cmd(seconds, nodes, depths, limit, split, engine, rave, model, threads,
                       suite_dir, settle, as_json) -> None:
     """The endgame truth suite: per depth, the share the solver proves within the budget
-    (beside the recorded baseline), and how often the network player's and rave's moves are proven winning
-    moves and their values name the winner. Progress on stderr."""
+    (beside the recorded baseline), and how often the network player's and rave's moves are
+    proven winning moves and their values name the winner. Progress on stderr."""
     from ..tools.endgame import shipped_suite
     from ..tools.endgame_bench import run_cli
 

@@ -16,8 +16,8 @@ The parsing is separate from the drawing so it is testable without matplotlib.
 all, and while the game was undecided, i.e. before the engine's first move that was a proof of
 the endgame solver or read a win rate outside [0.02, 0.98]; time spent after that point cannot
 change the result. It also gives the clock left when the engine's solver first proved the game
-lost: time that was never spent on the game. For a tournament folder it reads each game's engine logs (``logs.tar.gz``,
-or ``logs/``).
+lost: time that was never spent on the game. For a tournament folder it reads each game's
+engine logs (``logs.tar.gz``, or ``logs/``).
 """
 
 from __future__ import annotations
