@@ -130,7 +130,6 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
     games: list[ClockUse] = []
     game: dict | None = None
     pending: str | None = None  # "win"/"loss" (a proof) or "" (a decided win rate)
-    lost = False  # the move being read was a solver proof of a loss
     rated = False  # the move being read logged a win rate
     for line in text.splitlines():
         m = LOG_LINE.match(line)
@@ -147,10 +146,9 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
                     game["decided_at"], game["undecided"] = move, game["main"] - game["left"]
                 if pending and game["proof"] is None:
                     game["proof"] = pending
+                if pending == "loss" and game["lost_left"] is None:  # at this move's start
+                    game["lost_left"] = game["left"]
                 pending = None
-            if lost and game["lost_left"] is None:  # the clock at this move's start
-                game["lost_left"] = game["left"]
-            lost = False
             game.update(move=move, left=left, least=min(game["least"], left),
                         longest=max(game["longest"], used), rated=game["rated"] or rated)
             rated = False
@@ -159,7 +157,6 @@ def clock_use(text: str, source: str = "log") -> list[ClockUse]:
         if m:
             rated = True
             proof = re.search(r"stop: solver: (win|loss)", line)
-            lost = lost or bool(proof and proof.group(1) == "loss")
             if proof or not DECIDED[0] <= float(m.group(1)) <= DECIDED[1]:
                 pending = proof.group(1) if proof else (pending or "")
     if game is not None:
