@@ -1,10 +1,11 @@
 """Where a match's games were lost, against exact truth: for each game ENGINE lost in a
 tournament's results.jsonl, solve the positions with the loser to move, two plies at a time from
 26-27 empty points up, with `nogobot solve` within NODES each, until one is not a proven loss (a
-proven win: the loser's next move threw it away; or unknown: the budget's horizon). One JSON
-line per position goes to OUT.
+proven win: the loser's next move threw it away; or unknown: the budget's horizon). With
+--winner, the same for the positions with the winner to move, until one is not a proven win.
+One JSON line per position goes to OUT.
 
-    python backtrack.py RESULTS.jsonl ENGINE NODES OUT.jsonl
+    python backtrack.py RESULTS.jsonl ENGINE NODES OUT.jsonl [--winner]
 """
 import json
 import subprocess
@@ -25,26 +26,28 @@ def solve(moves: list[str], nodes: int) -> dict:
         return {"result": "error", "stderr": run.stderr[-300:]}
 
 
-def main(results: str, engine: str, nodes: int, out_path: str) -> None:
+def main(results: str, engine: str, nodes: int, out_path: str, winner: bool = False) -> None:
+    expected = "win" if winner else "loss"
     with open(results) as games, open(out_path, "a") as out:
         for line in games:
             game = json.loads(line)
-            loser = "black" if game["winner"] == "W" else "white"
-            if game[loser] != engine:
+            side = "black" if (game["winner"] == "B") == winner else "white"
+            if game[side] != engine:
                 continue
-            plies = range(0 if loser == "black" else 1, len(game["moves"]), 2)
+            plies = range(0 if side == "black" else 1, len(game["moves"]), 2)
             start = max(p for p in plies if p <= AREA - FIRST_EMPTY)
             for ply in range(start, 20, -2):
                 report = solve(game["moves"][:ply], nodes)
-                record = {"game": game["id"], "ply": ply, "empty": AREA - ply, "loser": engine,
+                record = {"game": game["id"], "ply": ply, "empty": AREA - ply, "side": engine,
                           "result": report.get("result"), "report": report}
                 out.write(json.dumps(record) + "\n")
                 out.flush()
                 print(game["id"], ply, AREA - ply, record["result"], report.get("nodes"),
                       report.get("seconds"), flush=True)
-                if record["result"] != "loss":
+                if record["result"] != expected:
                     break
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(float(sys.argv[3])), sys.argv[4])
+    main(sys.argv[1], sys.argv[2], int(float(sys.argv[3])), sys.argv[4],
+         winner="--winner" in sys.argv[5:])
