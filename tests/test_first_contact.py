@@ -251,10 +251,11 @@ def test_bad_time_policy_setting_is_one_line(value):
     assert "--time-policy" in res.stderr and value in res.stderr
 
 
-def test_solver_from_below_the_reach_is_one_line():
-    res = nogobot("gtp", "--solver-from", "20", input="name\n")
+@pytest.mark.parametrize("option, value", [("--solver-from", "20"), ("--solver-nodes", "5")])
+def test_solver_setting_out_of_range_is_one_line(option, value):
+    res = nogobot("gtp", option, value, input="name\n")
     assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
-    assert "--solver-from" in res.stderr
+    assert option in res.stderr
 
 
 HIDE_TORCH = "import sys; sys.modules['torch'] = None"

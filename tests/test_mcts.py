@@ -16,7 +16,8 @@ from nogobot.agents.greedy import GreedyAgent
 from nogobot.engine.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.engine.player import MCTSAgent
 from nogobot.engine.search import Searcher, SearchLimits
-from nogobot.engine.solver import SOLVER_MAX_EMPTY, SOLVER_REACH_EMPTY, Solver
+from nogobot.engine.solver import (SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_REACH_EMPTY, Solver,
+                                   solver_budget)
 from nogobot.game import coords
 from nogobot.game.board import BLACK, Board
 from nogobot.net.inference import Evaluation, UniformEvaluator
@@ -349,6 +350,31 @@ def test_solver_from_moves_where_the_solver_is_first_tried():
     assert zones.tries == SOLVER_MAX_EMPTY + 2 and zones.reach == SOLVER_REACH_EMPTY
     default = MCTSAgent(UniformEvaluator(), config=small_config(use_solver=True))
     assert default.solver_zones.tries == SOLVER_MAX_EMPTY
+
+
+def test_solver_max_nodes_caps_the_budget_on_long_clocks_only():
+    """``SearchConfig.solver_max_nodes`` (``nogobot gtp --solver-nodes``) replaces the solver's
+    per-move cap: a long move gets it whole, a short move still gets its share of the clock,
+    and the search hands the solver that budget."""
+    long_move, short_move = SearchLimits(seconds=100.0), SearchLimits(seconds=1.0)
+    assert solver_budget(long_move) == SOLVER_NODES
+    assert solver_budget(long_move, 3 * SOLVER_NODES) == 3 * SOLVER_NODES
+    assert solver_budget(short_move, 3 * SOLVER_NODES) == solver_budget(short_move) < SOLVER_NODES
+    rng = np.random.default_rng(5)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_MAX_EMPTY:
+        b.play(int(rng.choice(b.legal_moves())))
+    for cap, want in ((None, SOLVER_NODES), (3 * SOLVER_NODES, 3 * SOLVER_NODES)):
+        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, solver_max_nodes=cap))
+        budgets = []
+        solve = s.solver.solve
+        # Record the budget, then solve within a few nodes so that the test stays quick.
+        s.solver.solve = lambda board, budget, *a, **kw: budgets.append(budget) or solve(
+            board, 1_000, *a, **kw)
+        stop = threading.Event()
+        stop.set()
+        s.search(b, long_move, stop=stop)
+        assert budgets == [want]
 
 
 def test_agent_resigns_without_legal_move_and_plays_games():

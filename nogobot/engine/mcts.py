@@ -85,6 +85,9 @@ class SearchConfig:
     # Empty points from which the search tries the solver first (None: solver.SOLVER_MAX_EMPTY;
     # the time plan counts the moves from there as the solver's tries).
     solver_from: int | None = None
+    # The solver's largest node budget per move (None: solver.SOLVER_NODES). A move's share of
+    # the clock gives it fewer on short clocks; a larger cap only acts on long ones.
+    solver_max_nodes: int | None = None
     # Once the solver proves the game lost, play the move that leaves the opponent the
     # smallest share of winning replies (``solver.Solver.resist``) instead of the one whose
     # refutation took the most nodes.

@@ -72,13 +72,14 @@ SOLVER_NODES_PER_SECOND = 280_000
 SOLVER_TIME_SHARE = 0.5  # of a timed move's hard limit, at most, for the solver
 
 
-def solver_budget(limits) -> int:
+def solver_budget(limits, cap: int | None = None) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
     (``search.SearchLimits``): at most half a timed move's hard limit (about its plan: the
     solver goes first, and the search gets the rest of the move when it fails) at the nominal
-    rate, or 50 per playout. ``solver_seconds`` bounds the same share in seconds, for a machine
-    slower than the nominal rate."""
-    nodes = SOLVER_NODES
+    rate, or 50 per playout, and never more than ``cap`` (None: ``SOLVER_NODES``).
+    ``solver_seconds`` bounds the same share in seconds, for a machine slower than the nominal
+    rate."""
+    nodes = SOLVER_NODES if cap is None else cap
     if limits.seconds is not None:
         nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * SOLVER_TIME_SHARE * limits.seconds))
     if limits.playouts is not None:
