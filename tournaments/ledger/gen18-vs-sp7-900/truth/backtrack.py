@@ -16,9 +16,9 @@ FIRST_EMPTY = 26  # start at the loser's last move with at least this many empty
 
 
 def solve(moves: list[str], nodes: int) -> dict:
-    seq = " ".join(("B" if i % 2 == 0 else "W") + " " + m for i, m in enumerate(moves))
-    run = subprocess.run(["nogobot", "solve", "--size", "9", "--moves", seq, "--json", "-q",
-                          "--max-nodes", str(nodes), "--tt-mb", "512"],
+    # `nogobot solve --moves` alternates colours from black when none are named.
+    run = subprocess.run(["nogobot", "solve", "--size", "9", "--moves", " ".join(moves),
+                          "--json", "-q", "--max-nodes", str(nodes), "--tt-mb", "512"],
                          capture_output=True, text=True)
     try:
         return json.loads(run.stdout)
