@@ -263,6 +263,68 @@ def test_table_sized_by_memory_and_kept_by_work():
     assert tt_get(s.keys, s.vals, b) == 0
 
 
+def test_a_torn_table_slot_reads_as_empty():
+    """Threads share the table without locks: a slot whose key one write left and whose value
+    another left (a read between the two stores of a write) fails its seal and reads as empty,
+    never as the other position's value."""
+    from nogobot.engine.solver_kernels import tt_get, tt_put
+
+    s = Solver(16)
+    cfg = s.kernel_config(Board(3))
+    n = s.keys.size
+    a, b = 2 * n + 4, 4 * n + 4  # one bucket
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, a, WIN, 10)
+    assert tt_get(s.keys, s.vals, a) == WIN
+    slot = int(np.flatnonzero(s.vals)[0])
+    s.vals[slot] = LOSS  # b's value written over a's, a's key still there
+    assert tt_get(s.keys, s.vals, a) == 0 and tt_get(s.keys, s.vals, b) == 0
+    tt_put(s.keys, s.vals, s.work, s.gen, cfg, b, LOSS, 10)
+    assert tt_get(s.keys, s.vals, b) == LOSS and tt_get(s.keys, s.vals, a) == 0
+
+
+def test_threads_share_the_root_moves_and_stop_at_the_first_win():
+    """With ``threads`` the root moves are searched at once: the same verdicts and proven
+    moves as one thread on 9x9 endgames, the budget kept, and a win stops the other threads;
+    df-pn, whose table has locks of none, refuses them."""
+    rng = np.random.default_rng(11)
+    checked = wins = 0
+    while checked < 6:
+        b = Board(9)
+        while 81 - b.ply > 22 and not b.is_terminal():
+            b.play(int(rng.choice(b.legal_moves())))
+        if b.is_terminal() or b.num_legal() < 3:
+            continue
+        one = Solver(1 << 16).solve(b, 2_000_000)
+        two = Solver(1 << 16, threads=2).solve(b, 2_000_000)
+        assert one.result != UNKNOWN and two.result == one.result
+        assert two.nodes <= 2_000_000
+        for m, r in two.move_results.items():
+            assert r == UNKNOWN or one.move_results.get(m, r) in (r, UNKNOWN)
+        if two.result == WIN:
+            wins += 1
+            assert two.move_results[two.move] == WIN
+        else:
+            assert all(r == LOSS for r in two.move_results.values())
+        checked += 1
+    assert 0 < wins < checked
+    # The other threads stop through their own flag, read with the clock.
+    from nogobot.engine.solver_kernels import halt_thread
+
+    b = Board(9)
+    while 81 - b.ply > 40:
+        b.play(int(rng.choice(b.legal_moves())))
+    halt_thread([True])
+    try:
+        stopped = Solver(1 << 16).solve(b, 10**9, max_seconds=60)
+    finally:
+        halt_thread(None)
+    assert stopped.result == UNKNOWN and stopped.timed_out and stopped.nodes <= 2048
+    with pytest.raises(ValueError, match="df-pn"):
+        Solver(16, threads=2, dfpn=True)
+    with pytest.raises(ValueError, match="threads"):
+        Solver(16, threads=0)
+
+
 def test_safe_counts_and_move_bounds_on_a_drawn_position():
     """Black's wall with three eyes in one group (two safe moves); white's wall with one eye
     (none: filling it is its last liberty in the end) and a two-point region black may enter

@@ -26,7 +26,10 @@ OFF = {"safe": False, "safe_children": False, "tt_work": False, "symmetry": Fals
 VARIANTS = {"default": {}, "all-off": OFF,
             **{f"only-{k}": {**OFF, k: True} for k in OFF},
             **{f"no-{k}": {k: False} for k in OFF},
-            "dfpn": {"dfpn": True}, "dfpn-all-off": {**OFF, "dfpn": True}}
+            "dfpn": {"dfpn": True}, "dfpn-all-off": {**OFF, "dfpn": True},
+            # Root moves searched by threads at once over one table, lockless.
+            "threads-2": {"threads": 2}, "threads-4": {"threads": 4},
+            "threads-4-all-off": {**OFF, "threads": 4}}
 
 
 @pytest.fixture(scope="module")

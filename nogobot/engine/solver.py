@@ -7,8 +7,9 @@ and the static rule of safe moves). Root moves are searched in two passes (a sma
 budget each, then the rest), so one hard move first in line cannot hide an easy win; moves the
 position's own symmetries map onto each other are searched once. A proven loss is answered with
 the move whose refutation took the most nodes, or, budget allowing, with the move that leaves the
-opponent the smallest share of winning replies (``Solver.resist``). docs/solver.md is the manual
-and holds the measurements.
+opponent the smallest share of winning replies (``Solver.resist``). With ``threads`` the root
+moves are shared out among threads that search at once over one table. docs/solver.md is the
+manual and holds the measurements.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from .solver_kernels import (
     WIN,
     negamax,
 )
-from .solver_root import order_root, solve_root, solve_root_dfpn
+from .solver_root import order_root, solve_root, solve_root_dfpn, solve_root_threads
 from .solver_static import eye_counts
 from .timecontrol import SolverZones
 
@@ -70,6 +71,9 @@ SOLVER_NODES_PER_SECOND = 280_000
 
 
 SOLVER_TIME_SHARE = 0.5  # of a timed move's hard limit, at most, for the solver
+# A solve with threads searches in one thread below this many nodes (starting threads costs
+# more than the moves they would share).
+PARALLEL_MIN_NODES = 20_000
 
 
 def solver_budget(limits, cap: int | None = None) -> int:
@@ -207,11 +211,17 @@ class Solver:
     """Holds a transposition table across calls (positions recur from move to move).
 
     ``tt_entries`` (rounded up to a power of two) or ``tt_mb`` sizes the table; ``rules``
-    and/or keyword switches (``SolverRules``' fields) choose the rules."""
+    and/or keyword switches (``SolverRules``' fields) choose the rules. ``threads``: how many
+    root moves are searched at once (``solve``)."""
 
     def __init__(self, tt_entries: int = 1 << 20, rules: SolverRules | None = None, *,
-                 tt_mb: float | None = None, **switches):
+                 tt_mb: float | None = None, threads: int = 1, **switches):
         self.rules = replace(rules or SolverRules(), **switches)
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
+        if threads > 1 and self.rules.dfpn:
+            raise ValueError("df-pn searches in one thread (its table of numbers has no locks)")
+        self.threads = threads
         if tt_mb is not None:
             per_entry = ENTRY_BYTES + (DFPN_ENTRY_BYTES if self.rules.dfpn else 0)
             tt_entries = max(16, int(tt_mb * (1 << 20) / per_entry))
@@ -298,19 +308,29 @@ class Solver:
         rep = {int(m): int(m) for m in moves}
         if self.rules.symmetry:
             moves, rep = root_orbits(board, moves)
-        budget = np.array([max_nodes], np.int64)
-        results = np.zeros(moves.size, np.int64)
-        nodes = np.zeros(moves.size, np.int64)
-        res = UNKNOWN if moves.size else LOSS
-        for per_move in (max(max_nodes // (4 * max(moves.size, 1)), 1), max_nodes):
-            if not moves.size:
-                break
-            root = solve_root_dfpn if self.rules.dfpn else solve_root
-            res = root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen,
-                       self.pkeys, self.pphi, self.pdelta, moves, budget, per_move, results,
-                       nodes, self.history, sym, cfg, deadline, stats)
-            if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
-                break
+        first_pass = max(max_nodes // (4 * max(moves.size, 1)), 1)
+        if self.threads > 1 and moves.size > 1 and max_nodes >= PARALLEL_MIN_NODES:
+            stacks = [search_stack(board, sym) for _ in range(min(self.threads, moves.size))]
+            res, results, nodes = solve_root_threads(
+                stacks, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen, self.pkeys,
+                self.pphi, self.pdelta, moves, max_nodes, first_pass, self.history, sym, cfg,
+                deadline, stats)
+            used = int(nodes.sum())
+        else:
+            budget = np.array([max_nodes], np.int64)
+            results = np.zeros(moves.size, np.int64)
+            nodes = np.zeros(moves.size, np.int64)
+            res = UNKNOWN if moves.size else LOSS
+            for per_move in (first_pass, max_nodes):
+                if not moves.size:
+                    break
+                root = solve_root_dfpn if self.rules.dfpn else solve_root
+                res = root(*stack, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen,
+                           self.pkeys, self.pphi, self.pdelta, moves, budget, per_move, results,
+                           nodes, self.history, sym, cfg, deadline, stats)
+                if res != UNKNOWN or budget[0] <= 0 or stats[S_TIMED_OUT]:
+                    break
+            used = max_nodes - int(budget[0])
         by_move = {int(m): int(r) for m, r in zip(moves, results)}
         nodes_of = {int(m): int(n) for m, n in zip(moves, nodes)}
         for m in rep:  # symmetric images share their representative's result
@@ -322,7 +342,7 @@ class Solver:
             move = int(moves[int(np.argmax(nodes))]) if moves.size else int(legal[0])
         else:
             move = -1
-        return SolveResult(int(res), move, int(max_nodes - budget[0]), results_of, move_nodes,
+        return SolveResult(int(res), move, int(used), results_of, move_nodes,
                            seconds=time.perf_counter() - t0, timed_out=bool(stats[S_TIMED_OUT]),
                            safe_cuts=int(stats[S_SAFE]), tt_hits=int(stats[S_TT_HITS]))
 

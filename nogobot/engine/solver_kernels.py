@@ -36,6 +36,7 @@ stay sound in later calls, and are found again by calls keyed by the same symmet
 
 from __future__ import annotations
 
+import threading
 import time
 
 from numba import njit, objmode
@@ -74,6 +75,9 @@ META_WIDTH = EYES + 2
 
 
 _stop = [False]
+# A thread's own stop flag (``halt_thread``): the threads of one solve stop each other this way.
+_thread = threading.local()
+_NO_HALT = (False,)
 
 
 def request_stop(stop: bool = True) -> None:
@@ -82,8 +86,16 @@ def request_stop(stop: bool = True) -> None:
     _stop[0] = stop
 
 
+def halt_thread(flag) -> None:
+    """Make the searches this thread runs stop at their next read of the clock once
+    ``flag[0]`` is true (a list shared with the threads that may set it; None: no flag)."""
+    _thread.halt = _NO_HALT if flag is None else flag
+
+
 def _now() -> float:
-    return float("inf") if _stop[0] else time.perf_counter()
+    if _stop[0] or getattr(_thread, "halt", _NO_HALT)[0]:
+        return float("inf")
+    return time.perf_counter()
 
 
 @njit(cache=True)
@@ -98,18 +110,39 @@ def clock() -> float:
 
 
 # -- the transposition table ------------------------------------------------------------------
-# keys int64 [n] (Zobrist hash, side to move included), vals int8 [n] (WIN / LOSS, 0 empty),
-# work uint8 [n] (bit length of the nodes its proof took), gen uint8 [n] (the solve call that
-# stored it). n is a power of two; a bucket is the pair of slots 2k, 2k + 1.
+# keys int64 [n], vals int8 [n] (WIN / LOSS, 0 empty), work uint8 [n] (bit length of the nodes
+# its proof took), gen uint8 [n] (the solve call that stored it). n is a power of two; a bucket
+# is the pair of slots 2k, 2k + 1. A slot's key is the position's Zobrist hash (side to move
+# included) XOR a constant of its value (``_seal``), so threads may share the table without
+# locks: a slot read while another thread writes it pairs one write's key with the other's
+# value, fails the check and reads as empty (Hyatt's lockless hashing). work and gen only guide
+# replacement, where a race costs nothing but a worse choice.
+
+SEAL_WIN = 0x5DEECE66D1F3A7B9
+SEAL_LOSS = 0x2545F4914F6CDD1D
+
+
+@njit(cache=True, inline="always")
+def _seal(v):
+    return SEAL_WIN if v == WIN else SEAL_LOSS
+
+
+@njit(cache=True, inline="always")
+def _holds(keys, vals, i, h):
+    """Whether slot i holds position h (a proven value, its key sealed with it)."""
+    v = vals[i]
+    return v != 0 and keys[i] == (h ^ _seal(v))
 
 
 @njit(cache=True, inline="always")
 def tt_get(keys, vals, h):
     i = h & (keys.shape[0] - 2)
-    if keys[i] == h and vals[i] != 0:
-        return vals[i]
-    if keys[i + 1] == h and vals[i + 1] != 0:
-        return vals[i + 1]
+    v = vals[i]
+    if v != 0 and keys[i] == (h ^ _seal(v)):
+        return v
+    v = vals[i + 1]
+    if v != 0 and keys[i + 1] == (h ^ _seal(v)):
+        return v
     return 0
 
 
@@ -131,16 +164,16 @@ def tt_put(keys, vals, work, gen, cfg, h, v, nodes):
     else:
         i = h & (mask - 1)
         j = i + 1
-        if keys[j] == h:
+        if _holds(keys, vals, j, h):
             i = j
-        elif keys[i] != h:
+        elif not _holds(keys, vals, i, h):
             # The slot of least work, counting an entry of an earlier call as none (the game
             # has moved on: most old positions cannot recur) and an empty slot as none.
             wi = work[i] if (vals[i] != 0 and gen[i] == cfg[C_GEN]) else -1
             wj = work[j] if (vals[j] != 0 and gen[j] == cfg[C_GEN]) else -1
             if wj < wi:
                 i = j
-    keys[i] = h
+    keys[i] = h ^ _seal(v)
     vals[i] = v
     work[i] = w
     gen[i] = cfg[C_GEN]
