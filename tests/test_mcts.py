@@ -17,7 +17,7 @@ from nogobot.engine.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.engine.player import MCTSAgent
 from nogobot.engine.search import Searcher, SearchLimits
 from nogobot.engine.solver import (SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_REACH_EMPTY, Solver,
-                                   solver_budget)
+                                   solver_budget, solver_seconds)
 from nogobot.game import coords
 from nogobot.game.board import BLACK, Board
 from nogobot.net.inference import Evaluation, UniformEvaluator
@@ -375,6 +375,29 @@ def test_solver_max_nodes_caps_the_budget_on_long_clocks_only():
         stop.set()
         s.search(b, long_move, stop=stop)
         assert budgets == [want]
+
+
+def test_solver_threads_multiply_the_budget_not_the_seconds():
+    """``SearchConfig.solver_threads`` (``nogobot gtp --solver-threads``): the searcher's solver
+    searches with that many threads, and its node budget grows with them while its seconds
+    stay the move's share."""
+    rng = np.random.default_rng(6)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_MAX_EMPTY:
+        b.play(int(rng.choice(b.legal_moves())))
+    limits = SearchLimits(seconds=1.0)
+    for threads in (1, 3):
+        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True,
+                                                         solver_threads=threads))
+        assert s.solver.threads == threads
+        calls = []
+        solve = s.solver.solve
+        s.solver.solve = lambda board, budget, *a, **kw: calls.append(
+            (budget, kw.get("max_seconds"))) or solve(board, 1_000, *a, **kw)
+        stop = threading.Event()
+        stop.set()
+        s.search(b, limits, stop=stop)
+        assert calls == [(threads * solver_budget(limits), solver_seconds(limits))]
 
 
 def test_agent_resigns_without_legal_move_and_plays_games():

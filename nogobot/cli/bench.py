@@ -232,9 +232,11 @@ def bench_endgame_label_cmd(suite_dir, nodes, move_nodes, depths, limit, split, 
 @click.option("--settle", default=1_000_000, show_default=True, type=click.IntRange(min=0),
               help="Solver nodes to settle a player's move that the labels leave open in a "
                    "won position (0: count it open).")
+@click.option("--solver-threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Threads the solver (and the network player's) searches with at once.")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON on stdout.")
 def bench_endgame_cmd(seconds, nodes, depths, limit, split, engine, rave, model, threads,
-                      suite_dir, settle, as_json) -> None:
+                      suite_dir, settle, solver_threads, as_json) -> None:
     """The endgame truth suite: per depth, the share the solver proves within the budget
     (beside the recorded baseline), and how often the network player's and rave's moves are
     proven winning moves and their values name the winner. Progress on stderr."""
@@ -245,4 +247,5 @@ def bench_endgame_cmd(seconds, nodes, depths, limit, split, engine, rave, model,
             depths={int(d) for d in depths}, limit=limit, split=split, engine=engine,
             rave=rave, model=resolve_model(model) if (engine and model) else None,
             threads=threads, echo=click.echo, as_json=as_json, settle=settle,
+            solver_threads=solver_threads,
             progress=lambda m: click.echo(m, err=True))

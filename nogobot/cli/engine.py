@@ -137,6 +137,10 @@ def read_book(path: str | None, agent_name: str):
               help="The exact solver's largest node budget per move (default 2,000,000, about "
                    "7 s): a move's share of the clock gives it fewer at short clocks, so a "
                    "larger cap only acts on long ones.")
+@click.option("--solver-threads", default=None, type=click.IntRange(min=1),
+              help="Threads the exact solver searches root moves with at once (default: "
+                   "--threads when given, else 1); its node budget grows with them, its share "
+                   "of the clock does not.")
 @click.option("--leaf-proofs", default=None, type=click.IntRange(min=0),
               help="Hand each new search leaf with N or fewer empty points to the exact "
                    "solver (5,000 nodes) first: a proof replaces the network's value and "
@@ -152,8 +156,8 @@ def read_book(path: str | None, agent_name: str):
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight,
-            endgame_rollout_weight, rollouts, solver_from, solver_nodes, leaf_proofs, book_path,
-            agent_name, seed, live_gfx, quiet) -> None:
+            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_threads,
+            leaf_proofs, book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -178,6 +182,10 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["solver_from"] = solver_from
     if solver_nodes is not None:
         search["solver_max_nodes"] = solver_nodes
+    if solver_threads is None:
+        solver_threads = threads  # the cores given to the network are idle while it solves
+    if solver_threads is not None:
+        search["solver_threads"] = solver_threads
     if leaf_proofs is not None:
         search["leaf_proof_empty"] = leaf_proofs
     # --playouts and --seconds limit the network search; the greedy agent takes neither.

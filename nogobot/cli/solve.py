@@ -99,13 +99,13 @@ def _format_nodes(n: int) -> str:
     return f"{n:,}"
 
 
-def new_solver(tt_mb: float, rules: dict):
+def new_solver(tt_mb: float, rules: dict, threads: int = 1):
     """The command's solver, its table written through once: the operating system maps a
     large table's pages on first touch (zeroing them), which would otherwise be paid inside
     the search."""
     from ..engine.solver import Solver
 
-    solver = Solver(1 << 16, tt_mb=tt_mb, **rules)
+    solver = Solver(1 << 16, tt_mb=tt_mb, threads=threads, **rules)
     solver.clear()
     return solver
 
@@ -252,9 +252,11 @@ RULE_NAMES = ("safe", "safe_children", "tt_work", "symmetry", "symmetry_keys")
 @click.option("--off", "off", default="", help=f"Rules to switch off, comma-separated: "
                                                f"{', '.join(RULE_NAMES)}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Search the replies to each move with this many threads at once (one table).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def solve(sgf_file, move_number, moves, size, all_moves, max_seconds, max_nodes, tt_mb, off,
-          as_json, quiet) -> None:
+          as_json, threads, quiet) -> None:
     """Solve a NoGo position exactly: who wins, a winning move, nodes and seconds."""
     def fail(message: str) -> None:
         print(f"nogobot solve: {message}", file=sys.stderr)
@@ -282,7 +284,7 @@ def solve(sgf_file, move_number, moves, size, all_moves, max_seconds, max_nodes,
     # before the search's clock starts; the report gives that time apart.
     t0 = time.perf_counter()
     warmup.load("solver", log)
-    solver = new_solver(tt_mb, rules)
+    solver = new_solver(tt_mb, rules, threads)
     startup = time.perf_counter() - t0
     report = solve_position(board, all_moves=all_moves, max_seconds=max_seconds,
                             max_nodes=max_nodes, tt_mb=tt_mb, rules=rules, log=log,

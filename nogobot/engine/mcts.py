@@ -88,6 +88,9 @@ class SearchConfig:
     # The solver's largest node budget per move (None: solver.SOLVER_NODES). A move's share of
     # the clock gives it fewer on short clocks; a larger cap only acts on long ones.
     solver_max_nodes: int | None = None
+    # Threads the solver searches root moves with at once (``solver.Solver``'s ``threads``);
+    # its node budget grows with them, its seconds stay the move's.
+    solver_threads: int = 1
     # Once the solver proves the game lost, play the move that leaves the opponent the
     # smallest share of winning replies (``solver.Solver.resist``) instead of the one whose
     # refutation took the most nodes.

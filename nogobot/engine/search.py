@@ -127,7 +127,7 @@ class Searcher:
         self._root_moves: list[tuple[int, int]] = []
         self._noise_applied = False
         if solver is None and (cfg.use_solver or cfg.leaf_proof_empty > 0):
-            solver = Solver(1 << 20)
+            solver = Solver(1 << 20, threads=cfg.solver_threads)
         self.solver = solver
         self._solved: dict[int, int] = {}  # root move -> WIN/LOSS for the root player
         self._leaf_deadline: float | None = None  # when leaf proofs stop (``search``'s limit)
@@ -312,7 +312,7 @@ class Searcher:
         self._solved = {}
         if self.config.use_solver and self.solver is not None and \
                 empties <= zones_from(self.config.solver_from).tries:
-            budget = solver_budget(limits, self.config.solver_max_nodes)
+            budget = solver_budget(limits, self.config.solver_max_nodes) * self.solver.threads
             seconds = solver_seconds(limits)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)

@@ -39,13 +39,15 @@ from .endgame import BASELINE, SuiteError, load_labels, load_positions
 GRACE = 1.05  # a proof within this share of the time counts (the last call overruns a little)
 
 
-def solve_within(board, seconds: float | None, nodes: int | None) -> tuple[int, int, float]:
-    """(WIN/LOSS/UNKNOWN for the side to move, nodes, seconds) within the budget."""
+def solve_within(board, seconds: float | None, nodes: int | None,
+                 threads: int = 1) -> tuple[int, int, float]:
+    """(WIN/LOSS/UNKNOWN for the side to move, nodes, seconds) within the budget, the solver
+    searching with ``threads`` threads."""
     import inspect
 
     from ..engine.solver import SOLVER_NODES_PER_SECOND, UNKNOWN, Solver
 
-    solver = Solver(1 << 20)
+    solver = Solver(1 << 20, **({"threads": threads} if threads > 1 else {}))
     t0 = time.perf_counter()
     if nodes is not None:
         res = solver.solve(board, nodes)
@@ -84,7 +86,7 @@ class Players:
     """The network player and rave, built once (kernels and the net load before timing)."""
 
     def __init__(self, seconds: float, engine: bool, rave: bool, model=None,
-                 threads: int | None = None, seed: int = 0):
+                 threads: int | None = None, seed: int = 0, solver_threads: int = 1):
         self.seconds = seconds
         self.engine = self.evaluator = self.rave = None
         if engine:
@@ -95,8 +97,9 @@ class Players:
 
             self.evaluator = load_evaluator(model or default_model_path(), device="cpu",
                                             threads=threads)
-            self.engine = MCTSAgent(self.evaluator, config=SearchConfig(batch_size=16),
-                                    seconds=seconds, seed=seed, log=None)
+            config = SearchConfig(batch_size=16, solver_threads=solver_threads)
+            self.engine = MCTSAgent(self.evaluator, config=config, seconds=seconds, seed=seed,
+                                    log=None)
         if rave:
             from ..agents.registry import make_agent
 
@@ -220,7 +223,7 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
                   depths=None, limit: int | None = None, split: str | None = None,
                   engine: bool = True, rave: bool = True, model=None, threads=None,
                   echo=print, progress=None, as_json: bool = False,
-                  settle: int = 0) -> dict:
+                  settle: int = 0, solver_threads: int = 1) -> dict:
     """Run the bench on the suite in ``suite`` and print its table (or JSON); returns the
     report. SuiteError for a missing or unreadable suite."""
     folder = Path(suite)
@@ -230,7 +233,8 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
     if not chosen:
         raise SuiteError(f"{folder}: no position matches the depth, split and limit given")
     boards = {p.id: p.board() for p in chosen}
-    players = Players(seconds, engine, rave, model, threads) if (engine or rave) else None
+    players = (Players(seconds, engine, rave, model, threads, solver_threads=solver_threads)
+               if (engine or rave) else None)
     solve_within(boards[chosen[0].id], None, 100)  # the solver's kernels load before timing
     if players is not None:
         players.warm_up(boards[chosen[0].id])
@@ -238,7 +242,7 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
     for i, p in enumerate(chosen, start=1):
         board = boards[p.id]
         lab = labels.get(p.id, {"result": "unknown"})
-        res, used, dt = solve_within(board, seconds, nodes)
+        res, used, dt = solve_within(board, seconds, nodes, solver_threads)
         row = {"id": p.id, "depth": p.depth, "split": p.split, "label": lab["result"],
                "solver": {"result": {1: "win", -1: "loss"}.get(res, "unknown"),
                           "nodes": int(used), "seconds": round(dt, 3)},
@@ -268,6 +272,7 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
     report = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": machine(),
               "budget_key": key, "seconds": seconds, "nodes": nodes, "settle_nodes": settle,
+              "solver_threads": solver_threads,
               "suite": {"positions": header.get("positions"), "seed": header.get("seed"),
                         "labels_budget": sorted({labels[p.id]["budget"][0] for p in chosen
                                                  if "budget" in labels.get(p.id, {})})},
@@ -310,6 +315,9 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     within = " or ".join(f"{n:,}" for n in labels)
     echo(f"endgame suite ({report['suite']['positions']} positions; these labelled within "
          f"{within} solver nodes)" if labels else "endgame suite (no labels yet)")
+    threads = report.get("solver_threads", 1)
+    if threads > 1:
+        budget += f" (the solver in {threads} threads)"
     echo(f"budget: {budget}; {report['machine']}; {report['date']}")
     base = (f"baseline: the solver of {baseline['when']} ({baseline['machine']})"
             if baseline else "no baseline recorded at this budget")
