@@ -229,10 +229,12 @@ def test_gtp_pondering_and_its_option():
         gtp.close()
 
 
-def test_the_endgame_solver_plays_proven_wins():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_endgame_solver_plays_proven_wins(threads):
     """Within the solver's zone rave answers from the exact solver: whenever the position is
     a win the solver proves within the agent's node budget (two nodes a simulation), its move
-    wins: the position after it is proven lost for the opponent."""
+    wins: the position after it is proven lost for the opponent. The solver searches in the
+    agent's threads."""
     from nogobot.engine.solver import LOSS, WIN, solve
 
     checked = 0
@@ -243,9 +245,12 @@ def test_the_endgame_solver_plays_proven_wins():
             board.play(int(rng.choice(board.legal_moves())))
         if board.num_legal() < 2 or solve(board, 50_000).result != WIN:
             continue
-        agent = RaveAgent(playouts=50_000, seed=seed, warmup=False)  # 100,000 solver nodes
+        agent = RaveAgent(playouts=50_000, seed=seed, warmup=False,  # 100,000 solver nodes
+                          threads=threads)
         move = agent.select_move(board)
         assert agent.last_result.reason in ("solver: win", "win-at-once")
+        if agent.last_result.reason == "solver: win":
+            assert agent._solver.threads == threads
         after = board.copy()
         after.play(int(move))
         assert after.num_legal() == 0 or solve(after, 2_000_000).result == LOSS

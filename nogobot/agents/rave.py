@@ -288,7 +288,9 @@ class RaveAgent(SearchAgent):
 
         The solver reads the clock inside its search, so a loaded machine, where it runs
         several times below the nominal rate, stops it at the deadline all the same."""
-        nodes = SOLVER_NODES
+        # Its threads are the search's (idle while it solves), with as many times the nodes.
+        self._solver.threads = self.threads
+        nodes = SOLVER_NODES * self.threads
         if self.playouts is not None:
             nodes = min(nodes, SOLVER_NODES_PER_SIM * self.playouts)
         nodes = max(nodes, 100)
