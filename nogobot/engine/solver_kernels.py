@@ -275,13 +275,19 @@ def order_children(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, 
     stones = stk_s[d]
     legal = stk_g[d]
     area = legal.shape[1]
+    # A child the table holds lost for the opponent wins at once: look for one before reading
+    # any move's counts (a probe costs far less than a move's counts).
+    for p in range(area):
+        if legal[c, p] and tt_get(keys, vals, child_key(meta, sym, zob, p, c)) == LOSS:
+            moves[d, 0] = p
+            return -1
     n = 0
     for p in range(area):
         if not legal[c, p]:
             continue
         nb, nw = legal_counts_after(stones, stk_r[d], stk_l[d], legal, meta, nbr, p, c)
         opp, mine = (nw, nb) if c == 1 else (nb, nw)
-        if opp == 0 or tt_get(keys, vals, child_key(meta, sym, zob, p, c)) == LOSS:
+        if opp == 0:
             moves[d, 0] = p
             return -1
         if cfg[C_SAFE_CHILD] and may_settle(opp, mine, meta[EYES + o - 1],
