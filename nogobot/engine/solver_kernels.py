@@ -392,8 +392,15 @@ def negamax(start, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, keys, val
         elif mode == NEXT:
             i = nxt_i[d]
             if i < nmov[d]:
-                play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym,
-                           moves[d, i])
+                p = moves[d, i]
+                c = stk_m[d][TO_MOVE]
+                if tt_get(keys, vals, child_key(stk_m[d], sym, zob, p, c)) == WIN:
+                    # The table holds the child won for the opponent (as its entry would say):
+                    # the move loses, and the child need not be played.
+                    stats[S_TT_HITS] += 1
+                    nxt_i[d] += 1
+                    continue
+                play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, p)
                 d += 1
                 mode = ENTER
             else:
