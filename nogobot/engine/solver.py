@@ -310,7 +310,9 @@ class Solver:
             moves, rep = root_orbits(board, moves)
         first_pass = max(max_nodes // (4 * max(moves.size, 1)), 1)
         if self.threads > 1 and moves.size > 1 and max_nodes >= PARALLEL_MIN_NODES:
-            stacks = [search_stack(board, sym) for _ in range(min(self.threads, moves.size))]
+            # The root's stack serves the first thread (ordering used only its scratch levels).
+            stacks = [stack] + [search_stack(board, sym)
+                                for _ in range(min(self.threads, moves.size) - 1)]
             res, results, nodes = solve_root_threads(
                 stacks, g.nbr, g.zobrist, self.keys, self.vals, self.work, self.gen, self.pkeys,
                 self.pphi, self.pdelta, moves, max_nodes, first_pass, self.history, sym, cfg,

@@ -128,22 +128,18 @@ def _seal(v):
 
 
 @njit(cache=True, inline="always")
-def _holds(keys, vals, i, h):
-    """Whether slot i holds position h (a proven value, its key sealed with it)."""
+def _slot_value(keys, vals, i, h):
+    """Position h's value in slot i, or 0 when the slot holds another position (or a torn
+    write). The value is read once: a second read could see another write's."""
     v = vals[i]
-    return v != 0 and keys[i] == (h ^ _seal(v))
+    return v if v != 0 and keys[i] == (h ^ _seal(v)) else 0
 
 
 @njit(cache=True, inline="always")
 def tt_get(keys, vals, h):
     i = h & (keys.shape[0] - 2)
-    v = vals[i]
-    if v != 0 and keys[i] == (h ^ _seal(v)):
-        return v
-    v = vals[i + 1]
-    if v != 0 and keys[i + 1] == (h ^ _seal(v)):
-        return v
-    return 0
+    v = _slot_value(keys, vals, i, h)
+    return v if v != 0 else _slot_value(keys, vals, i + 1, h)
 
 
 @njit(cache=True, inline="always")
@@ -164,9 +160,9 @@ def tt_put(keys, vals, work, gen, cfg, h, v, nodes):
     else:
         i = h & (mask - 1)
         j = i + 1
-        if _holds(keys, vals, j, h):
+        if _slot_value(keys, vals, j, h) != 0:
             i = j
-        elif not _holds(keys, vals, i, h):
+        elif _slot_value(keys, vals, i, h) == 0:
             # The slot of least work, counting an entry of an earlier call as none (the game
             # has moved on: most old positions cannot recur) and an empty slot as none.
             wi = work[i] if (vals[i] != 0 and gen[i] == cfg[C_GEN]) else -1
