@@ -252,7 +252,7 @@ def test_bad_time_policy_setting_is_one_line(value):
 
 
 @pytest.mark.parametrize("option, value", [("--solver-from", "20"), ("--solver-nodes", "5"),
-                                           ("--solver-threads", "0")])
+                                           ("--solver-threads", "0"), ("--solver-rate", "-1")])
 def test_solver_setting_out_of_range_is_one_line(option, value):
     res = nogobot("gtp", option, value, input="name\n")
     assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr

@@ -16,8 +16,8 @@ from nogobot.agents.greedy import GreedyAgent
 from nogobot.engine.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.engine.player import MCTSAgent
 from nogobot.engine.search import Searcher, SearchLimits
-from nogobot.engine.solver import (SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_REACH_EMPTY, Solver,
-                                   solver_budget, solver_seconds)
+from nogobot.engine.solver import (SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
+                                   SOLVER_REACH_EMPTY, Solver, solver_budget, solver_seconds)
 from nogobot.game import coords
 from nogobot.game.board import BLACK, Board
 from nogobot.net.inference import Evaluation, UniformEvaluator
@@ -375,6 +375,33 @@ def test_solver_max_nodes_caps_the_budget_on_long_clocks_only():
         stop.set()
         s.search(b, long_move, stop=stop)
         assert budgets == [want]
+
+
+def test_solver_rate_sizes_a_timed_moves_budget_and_zero_leaves_it_to_the_seconds():
+    """``SearchConfig.solver_rate`` (``nogobot gtp --solver-rate``): a timed move's node budget
+    is its solver share of the seconds at that rate (None: the nominal rate), 0 leaves only the
+    cap, and a playout budget does not read the rate; the search hands the solver that budget
+    with the move's share of the seconds either way."""
+    move = SearchLimits(seconds=2.0)
+    nominal = solver_budget(move)
+    assert nominal == int(SOLVER_NODES_PER_SECOND * 0.5 * 2.0) < SOLVER_NODES
+    assert solver_budget(move, rate=2 * SOLVER_NODES_PER_SECOND) == 2 * nominal
+    assert solver_budget(move, rate=0) == SOLVER_NODES
+    assert solver_budget(SearchLimits(playouts=100), rate=0) == 5_000
+    rng = np.random.default_rng(7)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_MAX_EMPTY:
+        b.play(int(rng.choice(b.legal_moves())))
+    for rate, want in ((None, nominal), (0, SOLVER_NODES)):
+        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, solver_rate=rate))
+        calls = []
+        solve = s.solver.solve
+        s.solver.solve = lambda board, budget, *a, **kw: calls.append(
+            (budget, kw.get("max_seconds"))) or solve(board, 1_000, *a, **kw)
+        stop = threading.Event()
+        stop.set()
+        s.search(b, move, stop=stop)
+        assert calls == [(want, 1.0)]
 
 
 def test_solver_threads_multiply_the_budget_not_the_seconds():

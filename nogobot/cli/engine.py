@@ -137,6 +137,10 @@ def read_book(path: str | None, agent_name: str):
               help="The exact solver's largest node budget per move (default 2,000,000, about "
                    "7 s): a move's share of the clock gives it fewer at short clocks, so a "
                    "larger cap only acts on long ones.")
+@click.option("--solver-rate", default=None, type=click.IntRange(min=0),
+              help="Nodes a second the exact solver's node budget on a timed move is sized at "
+                   "(default 280,000; 0: none, its half of the move's seconds alone bounds "
+                   "it, up to --solver-nodes).")
 @click.option("--solver-threads", default=None, type=click.IntRange(min=1),
               help="Threads the exact solver searches root moves with at once (default: "
                    "--threads when given, else 1); its node budget grows with them, its share "
@@ -156,8 +160,8 @@ def read_book(path: str | None, agent_name: str):
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight,
-            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_threads,
-            leaf_proofs, book_path, agent_name, seed, live_gfx, quiet) -> None:
+            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_rate,
+            solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -182,6 +186,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["solver_from"] = solver_from
     if solver_nodes is not None:
         search["solver_max_nodes"] = solver_nodes
+    if solver_rate is not None:
+        search["solver_rate"] = solver_rate
     if solver_threads is None:
         solver_threads = threads  # the cores given to the network are idle while it solves
     if solver_threads is not None:

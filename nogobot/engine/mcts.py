@@ -88,6 +88,9 @@ class SearchConfig:
     # The solver's largest node budget per move (None: solver.SOLVER_NODES). A move's share of
     # the clock gives it fewer on short clocks; a larger cap only acts on long ones.
     solver_max_nodes: int | None = None
+    # Nodes a second a timed move's solver budget is sized at (None: the nominal
+    # solver.SOLVER_NODES_PER_SECOND; 0: none, its share of the move's seconds alone bounds it).
+    solver_rate: int | None = None
     # Threads the solver searches root moves with at once (``solver.Solver``'s ``threads``);
     # its node budget grows with them, its seconds stay the move's.
     solver_threads: int = 1

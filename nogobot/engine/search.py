@@ -312,7 +312,8 @@ class Searcher:
         self._solved = {}
         if self.config.use_solver and self.solver is not None and \
                 empties <= zones_from(self.config.solver_from).tries:
-            budget = solver_budget(limits, self.config.solver_max_nodes) * self.solver.threads
+            budget = solver_budget(limits, self.config.solver_max_nodes,
+                                   self.config.solver_rate) * self.solver.threads
             seconds = solver_seconds(limits)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)

@@ -76,16 +76,18 @@ SOLVER_TIME_SHARE = 0.5  # of a timed move's hard limit, at most, for the solver
 PARALLEL_MIN_NODES = 20_000
 
 
-def solver_budget(limits, cap: int | None = None) -> int:
+def solver_budget(limits, cap: int | None = None, rate: int | None = None) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
     (``search.SearchLimits``): at most half a timed move's hard limit (about its plan: the
-    solver goes first, and the search gets the rest of the move when it fails) at the nominal
-    rate, or 50 per playout, and never more than ``cap`` (None: ``SOLVER_NODES``).
-    ``solver_seconds`` bounds the same share in seconds, for a machine slower than the nominal
-    rate."""
+    solver goes first, and the search gets the rest of the move when it fails) at ``rate``
+    nodes a second (None: the nominal ``SOLVER_NODES_PER_SECOND``; 0: no rate, the seconds
+    alone bound a timed move), or 50 per playout, and never more than ``cap`` (None:
+    ``SOLVER_NODES``). ``solver_seconds`` bounds the same share in seconds, for a machine
+    slower than the rate."""
     nodes = SOLVER_NODES if cap is None else cap
-    if limits.seconds is not None:
-        nodes = min(nodes, int(SOLVER_NODES_PER_SECOND * SOLVER_TIME_SHARE * limits.seconds))
+    rate = SOLVER_NODES_PER_SECOND if rate is None else rate
+    if limits.seconds is not None and rate > 0:
+        nodes = min(nodes, int(rate * SOLVER_TIME_SHARE * limits.seconds))
     if limits.playouts is not None:
         nodes = min(nodes, 50 * limits.playouts)
     return max(nodes, 100)
