@@ -1,4 +1,4 @@
-"""Making networks: `train` (run, bootstrap, report, snapshot, average; match and ladder live in
+"""Making networks: `train` (run, bootstrap, report, snapshot, average, quantize; match and ladder live in
 matches.py), `selfplay` (a game dataset) and `export` (checkpoint to ONNX).
 
 Everything that needs torch imports it inside the command, after ``require_torch`` has turned a
@@ -267,6 +267,37 @@ def train_average_cmd(nets, out, note) -> None:
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {out} and its sidecar: the mean of {len(nets)} nets, "
                f"{meta['blocks']}x{meta['channels']}")
+
+
+@train_group.command("quantize")
+@click.argument("net", type=click.Path(exists=True, dir_okay=False), metavar="NET.onnx")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
+              help="Output NAME.onnx (NAME.yaml sidecar written beside it).")
+@click.option("--games", default=64, show_default=True, type=click.IntRange(min=2),
+              help="Games the net plays by its own policy: half calibrate, half check.")
+@click.option("--positions", default=512, show_default=True, type=click.IntRange(min=1),
+              help="Positions taken from each half.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for the games.")
+@click.option("--min-agreement", default=0.9, show_default=True,
+              type=click.FloatRange(0, 1),
+              help="Refuse a net whose best move is fp32's in fewer checked positions.")
+def train_quantize_cmd(net, out, games, positions, seed, min_agreement) -> None:
+    """The int8 net of an exported NET for the CPU (its tower's convolutions in int8), written
+    with its sidecar, which records how often its best move is the fp32 net's."""
+    try:
+        from ..train.quantize import QuantizeError, quantize_net
+    except ImportError as e:
+        raise train_extra("train quantize", e) from None
+    try:
+        meta = quantize_net(net, out, games=games, positions=positions, seed=seed,
+                            min_agreement=min_agreement)
+    except QuantizeError as e:
+        raise click.ClickException(str(e)) from None
+    agreed = meta["quantization"]["agreement"]
+    click.echo(f"wrote {out} and its sidecar: best move as fp32's in {agreed['top1']:.1%} of "
+               f"{agreed['positions']} positions of {agreed['games']} games, policy distance "
+               f"{agreed['policy_tv_mean']:.3f}, value within {agreed['value_diff_mean']:.3f} "
+               f"(largest {agreed['value_diff_max']:.3f})")
 
 
 @train_group.command("calibration")

@@ -1,0 +1,133 @@
+"""`nogobot train quantize`: an exported net's int8 version for the CPU (skipped without the
+train extra).
+
+Checks: the games it calibrates on are legal games to their end; the result passes the engine's
+model check (sidecar, sha256, graph) and loads in its evaluator; exactly the tower's
+convolutions are quantized (the first convolution and the heads keep fp32 weights); its answers
+stay near the fp32 net's and the agreement the sidecar records is what a recount finds; a net
+below the wanted agreement is refused and nothing is written; a quantized, corrupt or
+overwritten source is refused in one line; the command works from the CLI.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+
+from click.testing import CliRunner  # noqa: E402
+
+from nogobot.cli import main  # noqa: E402
+from nogobot.game.board import Board  # noqa: E402
+from nogobot.net.inference import OnnxEvaluator  # noqa: E402
+from nogobot.net.modelfile import check_model  # noqa: E402
+from nogobot.train.export import export_net  # noqa: E402
+from nogobot.train.model import NetConfig, build_model  # noqa: E402
+from nogobot.train.quantize import (QuantizeError, agreement, policy_games,  # noqa: E402
+                                    quantize_net)
+
+pytestmark = pytest.mark.torch
+torch.set_num_threads(1)
+TINY = NetConfig(blocks=2, channels=8, head_channels=4, value_hidden=8)
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    """A tiny net with batch-norm statistics of its own, exported to tiny.onnx."""
+    torch.manual_seed(5)
+    model = build_model(TINY)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(8, 12, 9, 9))
+    model.eval()
+    out = tmp_path_factory.mktemp("nets") / "tiny.onnx"
+    export_net(model, out, training={"board_sizes": [9], "selfplay_games": 10}, sizes=(9,))
+    return out
+
+
+def weights_of(path, prefix):
+    """The initializer names feeding the convolutions whose node names start with prefix, and
+    whether each is stored as float."""
+    m = onnx.load(str(path))
+    inits = {i.name: i for i in m.graph.initializer}
+    producers = {o: n for n in m.graph.node for o in n.output}
+    found = {}
+    for node in m.graph.node:
+        if node.op_type != "Conv" or not node.name.startswith(prefix):
+            continue
+        w = node.input[1]
+        if w in producers and producers[w].op_type == "DequantizeLinear":
+            w = producers[w].input[0]
+        found[node.name] = inits[w].data_type == onnx.TensorProto.FLOAT
+    return found
+
+
+def test_policy_games_are_legal_games_to_the_end(net):
+    ev = OnnxEvaluator(net, device="cpu", threads=1)
+    games = policy_games(ev, 9, 3, seed=1)
+    assert len(games) == 3
+    for positions in games:
+        assert positions[0].ply == 0
+        assert [b.ply for b in positions] == list(range(len(positions)))
+        assert not any(b.is_terminal() for b in positions)  # each has a move to sample
+    assert policy_games(ev, 9, 3, seed=1)[2][-1].ply == games[2][-1].ply  # seeded
+
+
+def test_the_tower_is_int8_and_the_rest_fp32(net, tmp_path):
+    out = tmp_path / "tiny-int8.onnx"
+    meta = quantize_net(net, out, games=6, positions=64, min_agreement=0.0)
+    check_model(out)  # sidecar present, sha256 matches, graph has the contract's outputs
+    q = meta["quantization"]
+    assert q["source"]["sha256"] == check_model(net)[0]["sha256"]
+    assert q["calibration"]["games"] == 3 and q["agreement"]["games"] == 3
+    tower = weights_of(out, "/blocks.")
+    assert tower and not any(tower.values())  # every tower convolution reads int8 weights
+    ends = {k: v for k, v in weights_of(out, "/").items() if k not in tower}
+    assert any(k.startswith("/stem") for k in ends) and any(k.startswith("/policy") for k in ends)
+    assert all(ends.values())  # the first convolution and the heads stay fp32
+    fp32 = OnnxEvaluator(net, device="cpu", threads=1)
+    int8 = OnnxEvaluator(out, device="cpu", threads=1)
+    boards = [b for g in policy_games(fp32, 9, 2, seed=9) for b in g][::4]
+    a, b = fp32.evaluate_boards(boards), int8.evaluate_boards(boards)
+    assert not np.array_equal(a.value, b.value)  # a different graph...
+    assert np.abs(a.value - b.value).max() < 0.1  # ...that answers nearly alike
+    recount = agreement(fp32.session, int8.session, boards)
+    assert 0.0 <= recount["top1"] <= 1.0 and recount["positions"] == len(boards)
+    assert agreement(fp32.session, fp32.session, boards)["top1"] == 1.0
+    assert agreement(fp32.session, fp32.session, boards)["value_diff_max"] == 0.0
+
+
+def test_refusals_write_nothing(net, tmp_path):
+    out = tmp_path / "x.onnx"
+    top1 = quantize_net(net, out, games=6, positions=64, min_agreement=0.0)[
+        "quantization"]["agreement"]["top1"]
+    with pytest.raises(QuantizeError, match="already quantized"):
+        quantize_net(out, tmp_path / "y.onnx", games=6, positions=64)
+    if top1 < 1.0:  # the same seed makes the same net: asking for more is refused
+        with pytest.raises(QuantizeError, match="agrees with the fp32 net's in only"):
+            quantize_net(net, tmp_path / "z.onnx", games=6, positions=64,
+                         min_agreement=top1 + 1e-3)
+        assert not (tmp_path / "z.onnx").exists()
+    with pytest.raises(QuantizeError, match="overwrite the source"):
+        quantize_net(net, net, games=6, positions=64)
+    with pytest.raises(QuantizeError, match="must end in .onnx"):
+        quantize_net(net, tmp_path / "z.bin", games=6, positions=64)
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(net.read_bytes()[:-10])  # truncated: its sha256 no longer matches
+    (tmp_path / "broken.yaml").write_text(net.with_suffix(".yaml").read_text())
+    with pytest.raises(QuantizeError, match="broken.onnx"):
+        quantize_net(broken, tmp_path / "z.onnx", games=6, positions=64)
+    assert not (tmp_path / "z.onnx").exists()
+
+
+def test_quantize_command(net, tmp_path):
+    out = tmp_path / "cli-int8.onnx"
+    res = CliRunner().invoke(main, ["train", "quantize", str(net), "-o", str(out), "--games",
+                                    "4", "--positions", "32", "--min-agreement", "0"])
+    assert res.exit_code == 0, res.output
+    assert "best move as fp32's in" in res.output and "of 32 positions of 2 games" in res.output
+    board = Board(9)
+    assert OnnxEvaluator(out, device="cpu", threads=1).evaluate_boards([board]).value.shape == (1,)
+    res = CliRunner().invoke(main, ["train", "quantize", str(out), "-o", str(tmp_path / "y.onnx")])
+    assert res.exit_code != 0 and "already quantized" in res.output
