@@ -6,7 +6,8 @@ model check (sidecar, sha256, graph) and loads in its evaluator; exactly the tow
 convolutions are quantized (the first convolution and the heads keep fp32 weights); its answers
 stay near the fp32 net's and the agreement the sidecar records is what a recount finds; a net
 below the wanted agreement is refused and nothing is written; a quantized, corrupt or
-overwritten source is refused in one line; the command works from the CLI.
+overwritten source, and a failure inside onnxruntime's quantizer, are refused in one line;
+the command works from the CLI.
 """
 
 import numpy as np
@@ -131,3 +132,15 @@ def test_quantize_command(net, tmp_path):
     assert OnnxEvaluator(out, device="cpu", threads=1).evaluate_boards([board]).value.shape == (1,)
     res = CliRunner().invoke(main, ["train", "quantize", str(out), "-o", str(tmp_path / "y.onnx")])
     assert res.exit_code != 0 and "already quantized" in res.output
+
+
+def test_a_quantizer_failure_is_one_line(net, tmp_path, monkeypatch):
+    import onnxruntime.quantization as q
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("unsupported graph\nsecond line")
+
+    monkeypatch.setattr(q, "quantize_static", boom)
+    with pytest.raises(QuantizeError, match="could not quantize it .RuntimeError: unsupported"):
+        quantize_net(net, tmp_path / "z.onnx", games=4, positions=16)
+    assert not (tmp_path / "z.onnx").exists()

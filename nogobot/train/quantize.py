@@ -152,13 +152,18 @@ def quantize_net(src, out, games: int = 64, positions: int = 512, seed: int = 0,
     with tempfile.TemporaryDirectory(prefix="nogobot-quantize-") as tmp:
         fp32_path, int8_path = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
         fp32_path.write_bytes(data)
-        with _quiet():
-            quantize_static(str(fp32_path), str(int8_path), _Reader(boards_planes(calibration)),
-                            quant_format=QuantFormat.QDQ, per_channel=True,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                            op_types_to_quantize=["Conv"], nodes_to_quantize=tower,
-                            calibrate_method=CalibrationMethod.Percentile,
-                            extra_options={"CalibPercentile": PERCENTILE})
+        try:
+            with _quiet():
+                quantize_static(str(fp32_path), str(int8_path),
+                                _Reader(boards_planes(calibration)),
+                                quant_format=QuantFormat.QDQ, per_channel=True,
+                                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                                op_types_to_quantize=["Conv"], nodes_to_quantize=tower,
+                                calibrate_method=CalibrationMethod.Percentile,
+                                extra_options={"CalibPercentile": PERCENTILE})
+        except Exception as e:  # onnxruntime's quantizer raises its own and generic types
+            raise QuantizeError(f"{src}: onnxruntime could not quantize it "
+                                f"({type(e).__name__}: {str(e).strip()[:200]})") from None
         model = onnx.load(str(int8_path))
     for prop in model.metadata_props:
         if prop.key == "name":
