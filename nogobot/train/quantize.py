@@ -31,6 +31,7 @@ import numpy as np
 from .. import __version__
 from ..game.board import Board
 from ..net.features import boards_planes
+from ..net.inference import priors
 from ..net.modelfile import ModelError, check_model, write_model
 
 TOWER_PREFIX = "/blocks."
@@ -72,13 +73,10 @@ def agreement(fp32, int8, boards: list[Board]) -> dict:
     x = boards_planes(boards)
     pf, vf = fp32.run(["policy", "value"], {"planes": x})
     pq, vq = int8.run(["policy", "value"], {"planes": x})
-    same, tv = 0, []
-    for i, b in enumerate(boards):
-        legal = b.legal_moves()
-        a, q = pf[i].reshape(-1)[legal], pq[i].reshape(-1)[legal]
-        same += int(a.argmax() == q.argmax())
-        pa, pb = np.exp(a - a.max()), np.exp(q - q.max())
-        tv.append(0.5 * np.abs(pa / pa.sum() - pb / pb.sum()).sum())
+    legal = np.stack([b.legal[b.to_move] != 0 for b in boards])
+    pa, pb = priors(pf.reshape(legal.shape), legal), priors(pq.reshape(legal.shape), legal)
+    same = int((pa.argmax(axis=1) == pb.argmax(axis=1)).sum())
+    tv = 0.5 * np.abs(pa - pb).sum(axis=1)
     dv = np.abs(np.asarray(vf, np.float64).reshape(-1) - np.asarray(vq, np.float64).reshape(-1))
     return {"positions": len(boards), "top1": round(same / len(boards), 4),
             "policy_tv_mean": round(float(np.mean(tv)), 4),
