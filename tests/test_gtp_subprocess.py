@@ -12,6 +12,8 @@ import pytest
 
 from conftest import ROOT
 
+from nogobot.net.modelfile import SHIPPED_MODEL_NAMES
+
 FRAMED = re.compile(rb"(?:[=?]\d* [^\n]*(?:\n[^\n]+)*\n\n)*")
 
 
@@ -68,6 +70,8 @@ def test_logs_go_to_stderr_only():
     assert got[-1] == "? cannot load file"
     assert b"MCTSAgent" in res.stderr and b"/no/such/file.sgf" in res.stderr
     assert b"time: black move 1" in res.stderr  # the per-move time log
+    # Which net plays: the default net, or its int8 encoding on a CPU with int8 dot products.
+    assert any(f"network: {n} (".encode() in res.stderr for n in SHIPPED_MODEL_NAMES)
     quiet = gtp(b"boardsize 5\ngenmove b\n", "--quiet", "--playouts", "32")
     assert quiet.stderr == b""
 

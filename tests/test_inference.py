@@ -5,7 +5,9 @@ contract on 7x7, 9x9 and 13x13; batched, padded (fixed batch sizes) and IOBindin
 single runs; every bad model file (missing, empty, truncated, corrupt, sidecar missing / corrupt /
 of an unknown format / unknown feature version / wrong plane count) raises one ModelError naming
 the file; asking for CUDA or TensorRT where they cannot run warns on stderr and falls back to the
-CPU without printing on stdout; the inference module never imports torch. GPU tests skip when
+CPU without printing on stdout; the engine's default is the int8 encoding exactly where the CPU
+has int8 dot-product instructions, and that encoding answers as the default net does on most
+positions; the inference module never imports torch. GPU tests skip when
 onnxruntime cannot create a CUDA session.
 """
 
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 import yaml
 
+from nogobot.core import machine
 from nogobot.game.board import Board
 from nogobot.net.features import NUM_PLANES, board_planes, boards_planes
 from nogobot.net.inference import (
@@ -30,6 +33,7 @@ from nogobot.net.inference import (
     priors,
     read_sidecar,
 )
+from nogobot.net.modelfile import int8_model_path
 
 
 def positions(size: int, count: int, seed: int = 0) -> list[Board]:
@@ -155,6 +159,56 @@ def test_load_evaluator(model_path, tmp_path):
     assert isinstance(load_evaluator(None, device="cpu", threads=1), OnnxEvaluator)
     with pytest.raises(ModelError, match="nope.onnx"):
         load_evaluator(tmp_path / "nope.onnx")
+
+
+# -- the engine's default: the default net, or its int8 encoding on a fast-int8 CPU -----------
+
+
+@pytest.mark.parametrize("flags, fast", [("fpu sse2 avx2 avx512f avx512_vnni", True),
+                                         ("fpu sse2 avx2 avx_vnni", True),
+                                         ("fpu sse2 avx2 amx_int8 amx_tile", True),
+                                         ("fpu sse2 avx2 fma avx512f", False),
+                                         (None, False)])
+def test_int8_dot_product_reads_the_cpu_flags(tmp_path, monkeypatch, flags, fast):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\n"
+                    + (f"flags\t\t: {flags}\n" if flags else ""))
+    monkeypatch.setattr(machine, "CPUINFO", str(info))
+    machine.int8_dot_product.cache_clear()
+    try:
+        assert machine.int8_dot_product() is fast
+        assert machine.cpu_name() == "Test CPU 9000"
+    finally:
+        machine.int8_dot_product.cache_clear()
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+@pytest.mark.parametrize("fast_int8", [True, False])
+def test_default_is_int8_where_the_cpu_has_int8_dot_products(monkeypatch, device, fast_int8):
+    monkeypatch.setattr(machine, "int8_dot_product", lambda: fast_int8)
+    ev = load_evaluator(None, device=device, threads=1)
+    if ev.on_gpu:  # "auto" on a usable GPU plays the default net whatever the CPU
+        assert ev.path == default_model_path()
+        return
+    assert ev.path == (int8_model_path() if fast_int8 else default_model_path())
+    assert ev.name == ev.path.stem and ev.threads == 1
+    # A named file is taken as given on any CPU.
+    assert load_evaluator(default_model_path(), device="cpu", threads=1).path == \
+        default_model_path()
+
+
+def test_int8_encoding_agrees_with_the_default_net():
+    """The shipped int8 net answers as the default net does on most positions (its sidecar
+    records the agreement measured when it was made)."""
+    boards = positions(9, 64, seed=3)
+    fp32 = OnnxEvaluator(default_model_path(), device="cpu", threads=1).evaluate_boards(boards)
+    int8 = OnnxEvaluator(int8_model_path(), device="cpu", threads=1).evaluate_boards(boards)
+    assert read_sidecar(int8_model_path())["quantization"]["agreement"]["top1"] >= 0.9
+    legal = [b.legal_moves() for b in boards]
+    same = [int(m[np.argmax(f[m])] == m[np.argmax(q[m])]) for m, f, q in
+            zip(legal, fp32.policy_logits, int8.policy_logits) if len(m)]
+    assert np.mean(same) >= 0.8
+    assert np.abs(fp32.value - int8.value).mean() < 0.05
 
 
 # -- bad model files: one clear error naming the file -----------------------------------------

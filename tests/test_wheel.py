@@ -32,6 +32,7 @@ from conftest import ROOT
 import nogobot
 from nogobot.net.modelfile import (
     DEFAULT_MODEL_NAME,
+    INT8_MODEL_NAME,
     SHIPPED_MODEL_NAMES,
     ModelError,
     check_model,
@@ -69,7 +70,7 @@ def test_package_data_is_the_shipped_nets_and_the_suite_kept_at_the_top():
     nets = tool["package-data"]["nogobot.models"]
     assert sorted(nets) == sorted(f"{n}{ext}" for n in SHIPPED_MODEL_NAMES
                                   for ext in (".onnx", ".yaml"))
-    assert SHIPPED_MODEL_NAMES == (DEFAULT_MODEL_NAME,)
+    assert SHIPPED_MODEL_NAMES == (DEFAULT_MODEL_NAME, INT8_MODEL_NAME)
     for name in nets:
         assert (ROOT / "models" / name).is_file(), name
     # Kept once: nothing of either folder inside the package's source tree.
@@ -87,9 +88,10 @@ def test_default_net_is_in_models():
     path = default_model_path()
     assert path == resolve_model(None) == ROOT / "models" / f"{DEFAULT_MODEL_NAME}.onnx"
     check_model(path)  # sidecar beside it, checksum right
-    # models/ holds other nets too; only the one the wheel carries answers to a name.
-    assert len(list((ROOT / "models").glob("*.onnx"))) > 1
-    assert shipped_model_names() == [DEFAULT_MODEL_NAME]
+    # models/ holds other nets too; only the ones the wheel carries answer to a name.
+    assert len(list((ROOT / "models").glob("*.onnx"))) > 2
+    assert shipped_model_names() == [DEFAULT_MODEL_NAME, INT8_MODEL_NAME]
+    assert resolve_model(INT8_MODEL_NAME) == ROOT / "models" / f"{INT8_MODEL_NAME}.onnx"
     with pytest.raises(ModelError, match="no shipped net has that name"):
         resolve_model("nogobot-b6c32-sp1")
 
@@ -114,6 +116,29 @@ def test_unknown_model_names_the_shipped_nets():
     res = CliRunner().invoke(main, ["gtp", "--model", "no-such-net"], input="name\n")
     assert res.exit_code == 1
     assert f"shipped: {DEFAULT_MODEL_NAME}" in res.output and "= nogobot" not in res.output
+
+
+def test_engine_default_checks_its_int8_net_at_start_up(tmp_path, monkeypatch):
+    """Where the CPU has int8 dot products the engine's default may load the int8 net, so a
+    broken one stops `nogobot gtp` with one line before it speaks GTP; elsewhere the default
+    never loads it and `warmup` does not list it."""
+    from nogobot.cli import main
+    from nogobot.core import machine
+    from nogobot.net import modelfile
+
+    bad = tmp_path / f"{INT8_MODEL_NAME}.onnx"
+    good = modelfile.int8_model_path()
+    bad.write_bytes(good.read_bytes()[:2000])  # truncated: the sidecar's checksum disagrees
+    shutil.copy(good.with_suffix(".yaml"), bad.with_suffix(".yaml"))
+    monkeypatch.setattr(modelfile, "int8_model_path", lambda: bad)
+    monkeypatch.setattr(machine, "int8_dot_product", lambda: True)
+    assert modelfile.default_engine_models() == [default_model_path(), bad]
+    res = CliRunner().invoke(main, ["gtp"], input="name\n")
+    assert res.exit_code == 1 and str(bad) in res.output and "= nogobot" not in res.output
+    res = CliRunner().invoke(main, ["warmup", "--no-agents"])
+    assert res.exit_code == 1 and str(bad) in res.output
+    monkeypatch.setattr(machine, "int8_dot_product", lambda: False)
+    assert modelfile.default_engine_models() == [default_model_path()]
 
 
 # -- numba's cache on a read-only install ------------------------------------------------------
@@ -286,17 +311,17 @@ def installed():
 
 
 @pytest.mark.slow
-def test_wheel_carries_the_default_net_and_the_suite_only(installed):
+def test_wheel_carries_the_shipped_nets_and_the_suite_only(installed):
     wheel, _, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
     suite = sorted("gtp_conformance/" + p.relative_to(CONFORMANCE_DIR).as_posix()
                    for p in CONFORMANCE_DIR.rglob("*") if p.is_file())
     assert suite and set(suite) <= {n.removeprefix("nogobot/") for n in names}
     nets = [n for n in names if n.endswith((".onnx", ".pt", ".npz"))]
-    # The default net, and rave's pattern table (its tree priors, a few tens of kB).
+    # The shipped nets, and rave's pattern table (its tree priors, a few tens of kB).
     assert sorted(nets) == ["nogobot/agents/rave-patterns.npz",
-                            f"nogobot/models/{DEFAULT_MODEL_NAME}.onnx"]
-    assert f"nogobot/models/{DEFAULT_MODEL_NAME}.yaml" in names
+                            *sorted(f"nogobot/models/{n}.onnx" for n in SHIPPED_MODEL_NAMES)]
+    assert {f"nogobot/models/{n}.yaml" for n in SHIPPED_MODEL_NAMES} <= set(names)
     # The endgame truth suite (`nogobot bench endgame`).
     assert {"nogobot/tools/endgame_suite/positions.jsonl",
             "nogobot/tools/endgame_suite/README.md"} <= set(names)

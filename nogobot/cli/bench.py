@@ -10,6 +10,7 @@ from .engine import baseline_names
 from .options import (
     batch_option,
     device_option,
+    engine_model,
     model_option,
     on_ray,
     resolve_model,
@@ -64,7 +65,7 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
     """Search playouts/s beside raw network evaluations/s, and playouts per 20 s move."""
     from ..tools.benchmarks import bench_search
 
-    bench_search(model=resolve_model(model), device=device, threads=threads, batch=batch,
+    bench_search(model=engine_model(model), device=device, threads=threads, batch=batch,
                  seconds=seconds, size=size)
 
 

@@ -16,6 +16,7 @@ from .options import (
     batch_option,
     clock_options,
     device_option,
+    engine_model,
     exit_now,
     model_option,
     quiet_option,
@@ -57,8 +58,9 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
                   seconds: float | None = None, depth: int | None = None,
                   seed: int | None = None, settings: dict | None = None, log: Any = None,
                   warm_log: Callable | None = None, book: Any = None) -> Callable[[], Any]:
-    """A function that builds agent ``name``: "mcts" (the network search on ``model_path``
-    with ``mcts.SearchConfig(**search)``) or a baseline from ``agents.registry``.
+    """A function that builds agent ``name``: "mcts" (the network search on ``model_path``,
+    None for the engine's default net, with ``mcts.SearchConfig(**search)``) or a baseline
+    from ``agents.registry``.
 
     The agent is built when the function is first called, so the protocol answers while the
     network and the kernels load. ``seconds`` None leaves each agent its own default limit;
@@ -77,6 +79,8 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
         from ..tools import warmup
 
         evaluator = load_evaluator(model_path, device=device, threads=threads)
+        if log is not None:  # which net plays: the default's encoding depends on the machine
+            print(f"network: {evaluator.describe()}", file=log, flush=True)
         # A search never starts before its kernels are compiled (the cold first run): without
         # a clock its time then starts when the search is ready.
         warmup.wait("search", log=warm_log)
@@ -172,7 +176,7 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         policy = policy_with(policy, list(time_settings))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--time-policy") from None
-    model_path = resolve_model(model) if agent_name == "mcts" else None
+    model_path = engine_model(model) if agent_name == "mcts" else None
     book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
@@ -229,7 +233,7 @@ def botzone_cmd(model, agent_name, move_time, margin, keep_running, threads, pla
     """Play on Botzone (NoGo): JSON or simple interaction, keep-running mode."""
     from ..botzone import serve_botzone
 
-    model_path = resolve_model(model) if agent_name == "mcts" else None
+    model_path = engine_model(model) if agent_name == "mcts" else None
     # Botzone may cap memory at 256 MB, and the numba kernels plus onnxruntime alone take
     # ~200 MB: a 48 MB tree (~80k playouts) and a 5 MB evaluation cache are ample for 1 s.
     search = dict(max_tree_mb=48, cache_entries=1 << 14)
@@ -300,15 +304,16 @@ def warmup_cmd(model, agents) -> None:
     import time
 
     from ..net.inference import ModelError, OnnxEvaluator
+    from ..net.modelfile import default_engine_models
     from ..tools import warmup
 
-    path = resolve_model(model)
-    t0 = time.perf_counter()
-    try:
-        ev = OnnxEvaluator(path, device="cpu", threads=1)
-    except ModelError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"network {path}: loads ({ev.describe()}, {time.perf_counter() - t0:.2f} s)")
+    for path in [resolve_model(model)] if model else default_engine_models():
+        t0 = time.perf_counter()
+        try:
+            ev = OnnxEvaluator(path, device="cpu", threads=1)
+        except ModelError as e:
+            raise click.ClickException(str(e)) from None
+        click.echo(f"network {path}: loads ({ev.describe()}, {time.perf_counter() - t0:.2f} s)")
     kinds = [("rules", "rules"), ("search", "search (features, MCTS)"),
              ("later", "tree reuse and endgame solver")]
     if agents:

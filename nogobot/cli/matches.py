@@ -301,8 +301,8 @@ def openings_cmd(out, count, plies, playouts, band, seed, prefix, size, model, t
                                    "(e.g. 2-6) and LOW-HIGH (e.g. 0.40-0.60)") from None
     if not 0 <= lo_plies <= hi_plies or not 0 <= lo_band < hi_band <= 1:
         raise click.ClickException("--plies needs 0 <= MIN <= MAX, --band 0 <= LOW < HIGH <= 1")
-    model_path = resolve_model(model)
-    evaluator = load_network(model, "cpu", threads)
+    model_path = resolve_model(model)  # a named file, so a suite is the same on every CPU
+    evaluator = load_network(model_path, "cpu", threads)
     warm_up(evaluator, size=size)
     engine = AnalysisEngine(evaluator, visits=playouts)
     try:

@@ -50,11 +50,28 @@ def resolve_model(model: str | None) -> str:
     return path
 
 
+def engine_model(model: str | None) -> str | None:
+    """``--model`` for a command that plays with the engine: the file, validated now; None,
+    the engine's default (``inference.load_evaluator`` picks the default net or its int8
+    encoding by device), once every file that default may load has passed ``check_model``."""
+    if model:
+        return resolve_model(model)
+    from ..net.modelfile import ModelError, check_model, default_engine_models
+
+    try:
+        for path in default_engine_models():
+            check_model(path)
+    except ModelError as e:
+        raise click.ClickException(str(e)) from None
+    return None
+
+
 def load_network(model: str | None, device: str, threads: int | None):
-    """The evaluator for ``--model`` on ``device``, or a one-line click error."""
+    """The evaluator for ``--model`` on ``device`` (None: the engine's default), or a one-line
+    click error."""
     from ..net.inference import ModelError, load_evaluator
 
-    path = resolve_model(model)
+    path = engine_model(model)
     try:
         return load_evaluator(path, device=device, threads=threads)
     except ModelError as e:

@@ -10,11 +10,11 @@ Each figure is the median of several timed groups.
 from __future__ import annotations
 
 import os
-import platform
 import time
 
 import numpy as np
 
+from ..core.machine import cpu_name
 from ..game.board import Board
 from ..net.features import boards_planes
 from ..net.inference import OnnxEvaluator, UniformEvaluator, default_model_path
@@ -59,16 +59,7 @@ def sample_planes(size: int, count: int, seed: int = 0) -> np.ndarray:
 def machine_line(ev: OnnxEvaluator) -> str:
     import onnxruntime as ort
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"machine: {os.cpu_count()} CPUs ({cpu}); onnxruntime {ort.__version__}; "
+    return (f"machine: {os.cpu_count()} CPUs ({cpu_name()}); onnxruntime {ort.__version__}; "
             f"provider {ev.provider}" + ("" if ev.on_gpu else f", {ev.threads} intra-op threads"))
 
 

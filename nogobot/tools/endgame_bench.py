@@ -26,13 +26,12 @@ of smaller games instead of the whole.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..core.machine import machine
 from ..game import coords
 from .endgame import BASELINE, SuiteError, load_labels, load_positions
 
@@ -93,10 +92,9 @@ class Players:
             from ..engine.mcts import SearchConfig
             from ..engine.player import MCTSAgent
             from ..net.inference import load_evaluator
-            from ..net.modelfile import default_model_path
 
-            self.evaluator = load_evaluator(model or default_model_path(), device="cpu",
-                                            threads=threads)
+            # No model: the engine's default net for the CPU, as `nogobot gtp` plays it.
+            self.evaluator = load_evaluator(model, device="cpu", threads=threads)
             config = SearchConfig(batch_size=16, solver_threads=solver_threads)
             self.engine = MCTSAgent(self.evaluator, config=config, seconds=seconds, seed=seed,
                                     log=None)
@@ -184,18 +182,6 @@ def _summary(rows: list[dict]) -> dict:
     return s
 
 
-def machine() -> str:
-    """The CPU's model name and core count (Linux's /proc/cpuinfo where there is one)."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
-
-
 def budget_key(seconds: float, nodes: int | None) -> str:
     return f"nodes={nodes}" if nodes is not None else f"seconds={seconds:g}"
 
@@ -273,6 +259,8 @@ def bench_endgame(suite: str | Path, *, seconds: float = 1.0, nodes: int | None 
               "machine": machine(),
               "budget_key": key, "seconds": seconds, "nodes": nodes, "settle_nodes": settle,
               "solver_threads": solver_threads,
+              "network": (players.evaluator.describe()
+                          if players is not None and players.evaluator is not None else None),
               "suite": {"positions": header.get("positions"), "seed": header.get("seed"),
                         "labels_budget": sorted({labels[p.id]["budget"][0] for p in chosen
                                                  if "budget" in labels.get(p.id, {})})},
@@ -319,6 +307,8 @@ def print_table(report: dict, baseline: dict | None, echo=print) -> None:
     if threads > 1:
         budget += f" (the solver in {threads} threads)"
     echo(f"budget: {budget}; {report['machine']}; {report['date']}")
+    if report.get("network"):
+        echo(f"network: {report['network']}")
     base = (f"baseline: the solver of {baseline['when']} ({baseline['machine']})"
             if baseline else "no baseline recorded at this budget")
     echo(base)
