@@ -7,7 +7,9 @@ convolutions are quantized (the first convolution and the heads keep fp32 weight
 stay near the fp32 net's and the agreement the sidecar records is what a recount finds; a net
 below the wanted agreement is refused and nothing is written; a quantized, corrupt or
 overwritten source, and a failure inside onnxruntime's quantizer, are refused in one line;
-the command works from the CLI.
+the command works from the CLI; a training run's local backend plays each net's int8 encoding
+exactly where ``selfplay.int8`` and the CPU say so, quantizes a net once and reuses it, and plays
+a refused net in fp32.
 """
 
 import numpy as np
@@ -22,6 +24,9 @@ from nogobot.cli import main  # noqa: E402
 from nogobot.game.board import Board  # noqa: E402
 from nogobot.net.inference import OnnxEvaluator  # noqa: E402
 from nogobot.net.modelfile import check_model  # noqa: E402
+from nogobot.core import machine  # noqa: E402
+from nogobot.train import backend  # noqa: E402
+from nogobot.train.config import ConfigError, load_config  # noqa: E402
 from nogobot.train.export import export_net  # noqa: E402
 from nogobot.train.model import NetConfig, build_model  # noqa: E402
 from nogobot.train.quantize import (QuantizeError, agreement, policy_games,  # noqa: E402
@@ -144,3 +149,52 @@ def test_a_quantizer_failure_is_one_line(net, tmp_path, monkeypatch):
     with pytest.raises(QuantizeError, match="could not quantize it .RuntimeError: unsupported"):
         quantize_net(net, tmp_path / "z.onnx", games=4, positions=16)
     assert not (tmp_path / "z.onnx").exists()
+
+
+@pytest.mark.parametrize("setting, device, fast, plays", [
+    ("auto", "cpu", True, True), ("auto", "cpu", False, False), ("always", "cpu", False, True),
+    ("never", "cpu", True, False), ("always", "cuda", True, False), ("auto", "cuda", True, False)])
+def test_which_machines_play_int8(monkeypatch, setting, device, fast, plays):
+    monkeypatch.setattr(machine, "int8_dot_product", lambda: fast)
+    assert backend.plays_int8(setting, device) is plays
+
+
+def test_selfplay_int8_setting_is_checked(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("selfplay:\n  int8: auto\n")
+    assert load_config(cfg).selfplay.int8 == "auto"
+    assert load_config(tmp_path / "c.yaml", ["selfplay.int8=never"]).selfplay.int8 == "never"
+    cfg.write_text("selfplay:\n  int8: yes\n")  # YAML's yes is a boolean, not a setting
+    with pytest.raises(ConfigError, match="selfplay.int8"):
+        load_config(cfg)
+
+
+def test_local_backend_plays_each_nets_int8_encoding_once_made(net, tmp_path, monkeypatch):
+    src = tmp_path / "gen0003-s0.onnx"
+    src.write_bytes(net.read_bytes())
+    src.with_suffix(".yaml").write_text(net.with_suffix(".yaml").read_text())
+    monkeypatch.setattr(backend, "INT8_GAMES", 4)
+    monkeypatch.setattr(backend, "INT8_POSITIONS", 32)
+    monkeypatch.setattr(backend, "INT8_MIN_AGREEMENT", 0.0)
+    assert backend.LocalBackend(int8=False).playing_net(src) == str(src)
+    local = backend.LocalBackend(int8=True)
+    assert local.playing_net("random") == "random"  # a baseline agent, not a net
+    played = local.playing_net(src)
+    assert played == str(tmp_path / "gen0003-s0-int8.onnx")
+    meta, _ = check_model(played)
+    assert meta["quantization"]["source"]["sha256"] == check_model(src)[0]["sha256"]
+    assert meta["quantization"]["calibration"]["games"] == 2
+    made = (tmp_path / "gen0003-s0-int8.onnx").stat().st_mtime_ns
+    assert backend.LocalBackend(int8=True).playing_net(src) == played  # a resumed run
+    assert (tmp_path / "gen0003-s0-int8.onnx").stat().st_mtime_ns == made
+
+
+def test_local_backend_plays_a_refused_net_in_fp32(net, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(backend, "INT8_GAMES", 4)
+    monkeypatch.setattr(backend, "INT8_POSITIONS", 32)
+    monkeypatch.setattr(backend, "INT8_MIN_AGREEMENT", 1.01)
+    local = backend.LocalBackend(int8=True)
+    assert local.playing_net(net) == str(net)
+    assert local.playing_net(net) == str(net)
+    err = capsys.readouterr().err
+    assert err.count("played in fp32") == 1 and not list(net.parent.glob("*-int8.*"))

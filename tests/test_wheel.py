@@ -352,6 +352,11 @@ def test_installed_engine_plays_a_legal_first_move(installed):
     move = re.fullmatch(r"= ([A-HJ][1-9])", replies[2])
     assert move, res.stdout  # a point on the empty 9x9 board: every one is legal, pass is not
     assert "Traceback" not in res.stderr
+    # With no --model the engine's default loads from the wheel, and stderr names which net.
+    res = _run([bin_dir / "nogobot", "gtp", "--playouts", "64"], cwd=work, timeout=600,
+               input="genmove b\nquit\n")
+    assert re.match(r"= [A-HJ][1-9]\n\n", res.stdout), res.stdout
+    assert any(f"network: {n} (" in res.stderr for n in SHIPPED_MODEL_NAMES), res.stderr
 
 
 @pytest.mark.slow

@@ -52,6 +52,10 @@ class RayBackend:
             ref = self._nets[str(path)] = NetRef(path.stem, sha, ray.put(data))
         return ref
 
+    def playing_net(self, model) -> str:
+        """The net itself: the actors' machines may differ, so they play in fp32."""
+        return str(model)
+
     def generate_games(self, model: str, stems: list, size: int, sp, seed: int, progress=None,
                        checkpoint: str = "") -> int:
         from ..train.selfplay import write_shard_bytes

@@ -78,6 +78,9 @@ class SelfPlayConfig:
     concurrent_games: int = 1  # games per worker sharing each network call (GPU: 64-256)
     max_tree_mb: int = 16  # memory bound of each game's search tree
     use_solver: bool = True
+    # Which encoding CPU workers play each net in: "auto" its int8 encoding where the CPU has
+    # int8 dot-product instructions (about twice the evaluations a second), "always", "never".
+    int8: str = "never"
     # Gumbel AlphaZero's root for the full searches (nogobot.engine.gumbel): m candidates sampled with
     # Gumbel noise, sequential halving, the improved policy as the target.
     gumbel: bool = False
@@ -187,6 +190,7 @@ _CHECKS: dict[str, tuple] = {
     "selfplay.batch_size": (lambda v: 1 <= v <= 1024, "an integer in 1..1024"),
     "selfplay.concurrent_games": (lambda v: 1 <= v <= 4096, "an integer in 1..4096"),
     "selfplay.max_tree_mb": (lambda v: v >= 1, "an integer >= 1 (MB)"),
+    "selfplay.int8": (lambda v: v in ("auto", "always", "never"), "'auto', 'always' or 'never'"),
     "replay.window_games": (lambda v: v >= 1, "an integer >= 1"),
     "training.optimizer": (lambda v: v in ("sgd", "adamw"), "'sgd' or 'adamw'"),
     "training.lr": (lambda v: v > 0, "a number > 0"),

@@ -74,7 +74,8 @@ def gating_result(run_dir: Path, backend, cfg, st: dict, s: int, cand: Path, g: 
         if s != st["stage"]:  # a stage switch: more games, and at equal network cost
             games = gc.stage_switch_games or gc.games
             if gc.equal_compute and games > 0:
-                ratio = search_speed_ratio(run_dir / st["best"], cand, cfg.board_size)
+                ratio = search_speed_ratio(backend.playing_net(run_dir / st["best"]),
+                                           backend.playing_net(cand), cfg.board_size)
                 kw["candidate_playouts"] = max(1, round(gc.playouts * ratio))
                 log(f"gen {g} gating stage {s} at equal compute: it searches "
                     f"{ratio:.2f}x as many playouts per second as the best net, so "

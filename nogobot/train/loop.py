@@ -34,7 +34,7 @@ import numpy as np
 import yaml
 
 from ..core.atomicio import write_atomic
-from .backend import LocalBackend
+from .backend import LocalBackend, plays_int8
 from .config import ConfigError, TrainConfig
 from .gating import gating_result
 from .runfiles import append_csv, log, read_csv, write_json
@@ -105,7 +105,8 @@ class TrainingRun:
         self.workers = workers
         # Where self-play and gating games are played (backend.py): worker processes here, or
         # Ray actors across a cluster (nogobot.cluster).
-        self.backend = backend if backend is not None else LocalBackend(workers, device)
+        self.backend = backend if backend is not None else LocalBackend(
+            workers, device, int8=plays_int8(cfg.selfplay.int8, device))
         self.dir.mkdir(parents=True, exist_ok=True)
         for sub in ("games", "ckpt", "nets"):
             (self.dir / sub).mkdir(exist_ok=True)
