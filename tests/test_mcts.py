@@ -16,8 +16,10 @@ from nogobot.agents.greedy import GreedyAgent
 from nogobot.engine.mcts import SELECT_KL_UCB, SELECT_UCB1_TUNED, SearchConfig
 from nogobot.engine.player import MCTSAgent
 from nogobot.engine.search import Searcher, SearchLimits
-from nogobot.engine.solver import (SOLVER_MAX_EMPTY, SOLVER_NODES, SOLVER_NODES_PER_SECOND,
-                                   SOLVER_REACH_EMPTY, Solver, solver_budget, solver_seconds)
+from nogobot.engine.solver import (LONG_TRY_SECONDS, LONG_TRY_SHARE, SOLVER_LONG_EMPTY,
+                                   SOLVER_LONG_NODES, SOLVER_MAX_EMPTY, SOLVER_NODES,
+                                   SOLVER_NODES_PER_SECOND, SOLVER_REACH_EMPTY, Solver,
+                                   solver_budget, solver_seconds)
 from nogobot.game import coords
 from nogobot.game.board import BLACK, Board
 from nogobot.net.inference import Evaluation, UniformEvaluator
@@ -356,7 +358,8 @@ def test_solver_max_nodes_caps_the_budget_on_long_clocks_only():
     """``SearchConfig.solver_max_nodes`` (``nogobot gtp --solver-nodes``) replaces the solver's
     per-move cap: a long move gets it whole, a short move still gets its share of the clock,
     and the search hands the solver that budget."""
-    long_move, short_move = SearchLimits(seconds=100.0), SearchLimits(seconds=1.0)
+    # A move long enough for the cap to bind, short of a long try (the next test).
+    long_move, short_move = SearchLimits(seconds=50.0), SearchLimits(seconds=1.0)
     assert solver_budget(long_move) == SOLVER_NODES
     assert solver_budget(long_move, 3 * SOLVER_NODES) == 3 * SOLVER_NODES
     assert solver_budget(short_move, 3 * SOLVER_NODES) == solver_budget(short_move) < SOLVER_NODES
@@ -402,6 +405,47 @@ def test_solver_rate_sizes_a_timed_moves_budget_and_zero_leaves_it_to_the_second
         stop.set()
         s.search(b, move, stop=stop)
         assert calls == [(want, 1.0)]
+
+
+def test_long_moves_try_the_solver_from_further_up_with_a_larger_cap():
+    """A move with at least ``LONG_TRY_SECONDS`` of hard limit tries the solver from
+    ``SOLVER_LONG_EMPTY`` empty points with up to ``SOLVER_LONG_NODES`` in ``LONG_TRY_SHARE``
+    of the limit; a shorter move, a
+    playout budget, ``solver_long_from=0`` or a position above the long zone do not, and
+    ``solver_max_nodes`` caps a long try too."""
+    assert SOLVER_MAX_EMPTY < SOLVER_LONG_EMPTY and SOLVER_NODES < SOLVER_LONG_NODES
+    rng = np.random.default_rng(8)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_LONG_EMPTY + 1:
+        b.play(int(rng.choice(b.legal_moves())))
+    above = b.copy()  # one point above the long zone
+    b.play(int(rng.choice(b.legal_moves())))
+    long_move = SearchLimits(seconds=LONG_TRY_SECONDS)
+    short_move = SearchLimits(seconds=LONG_TRY_SECONDS - 1)
+
+    def budgets(board, limits, **config):
+        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, **config))
+        calls = []
+        solve = s.solver.solve
+        s.solver.solve = lambda pos, budget, *a, **kw: calls.append(
+            (81 - pos.ply, budget, kw.get("max_seconds"))) or solve(pos, 1_000, *a, **kw)
+        stop = threading.Event()
+        stop.set()
+        s.search(board, limits, stop=stop)
+        return calls
+
+    want = solver_budget(long_move, SOLVER_LONG_NODES, share=LONG_TRY_SHARE)
+    seconds = LONG_TRY_SHARE * LONG_TRY_SECONDS
+    assert budgets(b, long_move) == [(SOLVER_LONG_EMPTY, want, seconds)]
+    assert want > SOLVER_NODES
+    assert budgets(b, short_move) == []
+    assert budgets(b, SearchLimits(playouts=100_000)) == []
+    assert budgets(b, long_move, solver_long_from=0) == []
+    assert budgets(above, long_move) == []
+    assert budgets(b, long_move, solver_max_nodes=3_000_000) == [
+        (SOLVER_LONG_EMPTY, 3_000_000, seconds)]
+    assert budgets(above, long_move, solver_long_from=SOLVER_LONG_EMPTY + 1)[0][0] == \
+        SOLVER_LONG_EMPTY + 1
 
 
 def test_solver_threads_multiply_the_budget_not_the_seconds():

@@ -141,6 +141,10 @@ def read_book(path: str | None, agent_name: str):
               help="The exact solver's largest node budget per move (default 2,000,000, about "
                    "7 s): a move's share of the clock gives it fewer at short clocks, so a "
                    "larger cap only acts on long ones.")
+@click.option("--solver-long-from", default=None, type=click.IntRange(min=0),
+              help="Empty points from which a move with a minute or more of hard limit tries "
+                   "the exact solver, with up to 8,000,000 nodes unless --solver-nodes says "
+                   "otherwise (default 31; 0: no long tries).")
 @click.option("--solver-rate", default=None, type=click.IntRange(min=0),
               help="Nodes a second the exact solver's node budget on a timed move is sized at "
                    "(default 280,000; 0: none, its half of the move's seconds alone bounds "
@@ -164,8 +168,9 @@ def read_book(path: str | None, agent_name: str):
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight,
-            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_rate,
-            solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx, quiet) -> None:
+            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_long_from,
+            solver_rate, solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx,
+            quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -190,6 +195,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["solver_from"] = solver_from
     if solver_nodes is not None:
         search["solver_max_nodes"] = solver_nodes
+    if solver_long_from is not None:
+        search["solver_long_from"] = solver_long_from
     if solver_rate is not None:
         search["solver_rate"] = solver_rate
     if solver_threads is None:

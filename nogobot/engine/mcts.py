@@ -88,6 +88,10 @@ class SearchConfig:
     # The solver's largest node budget per move (None: solver.SOLVER_NODES). A move's share of
     # the clock gives it fewer on short clocks; a larger cap only acts on long ones.
     solver_max_nodes: int | None = None
+    # Empty points from which a move with a minute or more of hard limit tries the solver, with
+    # up to solver.SOLVER_LONG_NODES unless ``solver_max_nodes`` says otherwise (None:
+    # solver.SOLVER_LONG_EMPTY; 0: no long tries).
+    solver_long_from: int | None = None
     # Nodes a second a timed move's solver budget is sized at (None: the nominal
     # solver.SOLVER_NODES_PER_SECOND; 0: none, its share of the move's seconds alone bounds it).
     solver_rate: int | None = None

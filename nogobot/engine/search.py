@@ -29,7 +29,9 @@ from ..net.inference import run_search
 from . import mcts
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import LOSS, WIN, Solver, solver_budget, solver_seconds, zones_from
+from .solver import (LONG_TRY_SHARE, LOSS, SOLVER_LONG_EMPTY, SOLVER_LONG_NODES,
+                     SOLVER_TIME_SHARE, WIN, Solver, long_try, solver_budget, solver_seconds,
+                     zones_from)
 
 if TYPE_CHECKING:
     from .gumbel import GumbelRoot
@@ -310,11 +312,11 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
-        if self.config.use_solver and self.solver is not None and \
-                empties <= zones_from(self.config.solver_from).tries:
-            budget = solver_budget(limits, self.config.solver_max_nodes,
-                                   self.config.solver_rate) * self.solver.threads
-            seconds = solver_seconds(limits)
+        tries, cap, share = self._solver_reach(limits)
+        if self.config.use_solver and self.solver is not None and empties <= tries:
+            budget = solver_budget(limits, cap, self.config.solver_rate,
+                                   share) * self.solver.threads
+            seconds = solver_seconds(limits, share)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
@@ -380,6 +382,20 @@ class Searcher:
                 on_progress(self._result(board, playouts, evals, elapsed, "running"))
                 next_report = now + progress_interval
         return self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+
+    def _solver_reach(self, limits: SearchLimits) -> tuple[int, int | None, float]:
+        """Where a move searched within ``limits`` tries the solver (its first try's empty
+        points), the node cap (None: ``solver.SOLVER_NODES``) and its share of the hard limit:
+        from ``solver_from`` (the time plan's zones) with half the limit, or on a long move
+        (``solver.long_try``) from ``solver_long_from`` with up to ``SOLVER_LONG_NODES`` in
+        ``LONG_TRY_SHARE`` of it; ``solver_max_nodes`` caps every try where it is given."""
+        cfg = self.config
+        tries, cap = zones_from(cfg.solver_from).tries, cfg.solver_max_nodes
+        long_from = SOLVER_LONG_EMPTY if cfg.solver_long_from is None else cfg.solver_long_from
+        if long_from > 0 and long_try(limits):
+            return (max(tries, long_from), SOLVER_LONG_NODES if cap is None else cap,
+                    LONG_TRY_SHARE)
+        return tries, cap, SOLVER_TIME_SHARE
 
     def _root_visits(self, board: Board) -> np.ndarray | None:
         """The reused tree's visit counts of the root's moves, for the solver to try the

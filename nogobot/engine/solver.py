@@ -65,6 +65,15 @@ def zones_from(solver_from: int | None = None) -> SolverZones:
 
 
 SOLVER_NODES = 2_000_000  # its largest node budget per move (about 7 s here)
+# Long tries. A move with at least LONG_TRY_SECONDS of hard limit (a 900 s game's moves at 29-31
+# empty points; never a 60 s game's, rarely a 240 s game's) tries the solver from
+# SOLVER_LONG_EMPTY empty points, with up to SOLVER_LONG_NODES in at most LONG_TRY_SHARE of the
+# hard limit (about half its plan): proofs at 30-31 empty points take 0.2-6 M nodes, and a
+# failed try leaves the search most of the move (docs/results.md, "Long tries").
+SOLVER_LONG_EMPTY = 31
+SOLVER_LONG_NODES = 8_000_000
+LONG_TRY_SECONDS = 60.0
+LONG_TRY_SHARE = 0.25
 # The rate measured in play on a 2-core CPU at 22-28 empty points (docs/results.md, "Endgame
 # solver, measured").
 SOLVER_NODES_PER_SECOND = 280_000
@@ -76,27 +85,34 @@ SOLVER_TIME_SHARE = 0.5  # of a timed move's hard limit, at most, for the solver
 PARALLEL_MIN_NODES = 20_000
 
 
-def solver_budget(limits, cap: int | None = None, rate: int | None = None) -> int:
+def solver_budget(limits, cap: int | None = None, rate: int | None = None,
+                  share: float = SOLVER_TIME_SHARE) -> int:
     """Nodes the solver may spend on a move searched within ``limits``
-    (``search.SearchLimits``): at most half a timed move's hard limit (about its plan: the
-    solver goes first, and the search gets the rest of the move when it fails) at ``rate``
-    nodes a second (None: the nominal ``SOLVER_NODES_PER_SECOND``; 0: no rate, the seconds
-    alone bound a timed move), or 50 per playout, and never more than ``cap`` (None:
-    ``SOLVER_NODES``). ``solver_seconds`` bounds the same share in seconds, for a machine
-    slower than the rate."""
+    (``search.SearchLimits``): at most ``share`` of a timed move's hard limit (half by default,
+    about its plan: the solver goes first, and the search gets the rest of the move when it
+    fails) at ``rate`` nodes a second (None: the nominal ``SOLVER_NODES_PER_SECOND``; 0: no
+    rate, the seconds alone bound a timed move), or 50 per playout, and never more than ``cap``
+    (None: ``SOLVER_NODES``). ``solver_seconds`` bounds the same share in seconds, for a
+    machine slower than the rate."""
     nodes = SOLVER_NODES if cap is None else cap
     rate = SOLVER_NODES_PER_SECOND if rate is None else rate
     if limits.seconds is not None and rate > 0:
-        nodes = min(nodes, int(rate * SOLVER_TIME_SHARE * limits.seconds))
+        nodes = min(nodes, int(rate * share * limits.seconds))
     if limits.playouts is not None:
         nodes = min(nodes, 50 * limits.playouts)
     return max(nodes, 100)
 
 
-def solver_seconds(limits) -> float | None:
+def long_try(limits) -> bool:
+    """Whether a move searched within ``limits`` is long enough for a long try: a hard limit of
+    at least ``LONG_TRY_SECONDS``."""
+    return limits.seconds is not None and limits.seconds >= LONG_TRY_SECONDS
+
+
+def solver_seconds(limits, share: float = SOLVER_TIME_SHARE) -> float | None:
     """The seconds the solver may spend on a move searched within ``limits`` (None: no clock),
     read inside its search: the node budget's share of the move, whatever the node rate."""
-    return None if limits.seconds is None else SOLVER_TIME_SHARE * limits.seconds
+    return None if limits.seconds is None else share * limits.seconds
 
 
 @dataclass(frozen=True)
@@ -419,6 +435,7 @@ __all__ = [
     "SolverRules",
     "image_hash",
     "image_perms",
+    "long_try",
     "order_root",
     "root_orbits",
     "search_stack",
