@@ -6,6 +6,7 @@ keeps the chosen subtree's statistics; proven results are played at once; the me
 the selection variants and top-k pruning still produce legal moves.
 """
 
+import io
 import itertools
 import threading
 
@@ -446,6 +447,28 @@ def test_long_moves_try_the_solver_from_further_up_with_a_larger_cap():
         (SOLVER_LONG_EMPTY, 3_000_000, seconds)]
     assert budgets(above, long_move, solver_long_from=SOLVER_LONG_EMPTY + 1)[0][0] == \
         SOLVER_LONG_EMPTY + 1
+
+
+def test_a_failed_solver_try_is_reported_and_logged():
+    """A move whose solver try ends unknown says so in its result (``solver_try``: the try's
+    nodes and seconds) and in the engine's log line; a move with no try says nothing."""
+    rng = np.random.default_rng(9)
+    b = Board(9)
+    while 81 - b.ply > SOLVER_MAX_EMPTY:
+        b.play(int(rng.choice(b.legal_moves())))
+    log = io.StringIO()
+    agent = MCTSAgent(UniformEvaluator(), config=small_config(use_solver=True), playouts=20,
+                      log=log)
+    agent.select_move(b)  # 20 playouts: a 1,000-node try, far too few at 28 empty points
+    r = agent.last_result
+    assert not r.reason.startswith("solver") and r.proven == 0
+    nodes, seconds = r.solver_try
+    assert 0 < nodes <= 1_000 and seconds >= 0
+    assert f"; solver unknown after {nodes:,} nodes in " in log.getvalue()
+    empty = MCTSAgent(UniformEvaluator(), config=small_config(use_solver=True), playouts=20,
+                      log=io.StringIO())
+    empty.select_move(Board(9))
+    assert empty.last_result.solver_try is None and "solver" not in empty.log.getvalue()
 
 
 def test_solver_threads_multiply_the_budget_not_the_seconds():

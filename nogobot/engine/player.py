@@ -108,9 +108,12 @@ class MCTSAgent(Agent):
         self.last_result = result
         if self.log is not None:
             rate = result.playouts / result.seconds if result.seconds > 0 else math.inf
+            tried = "" if result.solver_try is None else \
+                "; solver unknown after {:,} nodes in {:.2f}s".format(*result.solver_try)
             print(f"mcts: {coords.to_gtp(result.move, size)} winrate {result.winrate:.3f} "
                   f"visits {result.visits} playouts {result.playouts} ({rate:,.0f}/s) "
-                  f"time {result.seconds:.2f}s stop: {result.reason}", file=self.log, flush=True)
+                  f"time {result.seconds:.2f}s stop: {result.reason}{tried}", file=self.log,
+                  flush=True)
 
     def select_move(self, board: Board, seconds=None, hooks: SearchHooks | None = None) -> int:
         """Search and return the move (``seconds`` as in ``plan``), logged and kept in

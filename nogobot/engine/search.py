@@ -71,6 +71,7 @@ class SearchResult:
     children: list[ChildStats] = field(default_factory=list)
     pv: list[int] = field(default_factory=list)
     proven: int = 0  # +1 the side to move wins with best play, -1 loses, 0 unknown
+    solver_try: tuple[int, float] | None = None  # a failed solver try's nodes and seconds
 
     @property
     def winrate(self) -> float:
@@ -312,6 +313,7 @@ class Searcher:
         reason = "limit"
         next_report = t0 + progress_interval
         self._solved = {}
+        tried = None
         tries, cap, share = self._solver_reach(limits)
         if self.config.use_solver and self.solver is not None and empties <= tries:
             budget = solver_budget(limits, cap, self.config.solver_rate,
@@ -331,6 +333,7 @@ class Searcher:
                     solved.move = chance[0]
             if solved.result != 0:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
+            tried = (solved.nodes, solved.seconds)
         t = self.tree
         while True:
             walks = None
@@ -381,7 +384,9 @@ class Searcher:
             if on_progress is not None and now >= next_report:
                 on_progress(self._result(board, playouts, evals, elapsed, "running"))
                 next_report = now + progress_interval
-        return self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+        result = self._result(board, playouts, evals, time.perf_counter() - t0, reason)
+        result.solver_try = tried
+        return result
 
     def _solver_reach(self, limits: SearchLimits) -> tuple[int, int | None, float]:
         """Where a move searched within ``limits`` tries the solver (its first try's empty
