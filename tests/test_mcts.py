@@ -47,6 +47,30 @@ def small_config(**kw):
     return SearchConfig(**base)
 
 
+def random_board(empties, seed):
+    """A 9x9 position after random legal moves, with ``empties`` empty points left."""
+    rng = np.random.default_rng(seed)
+    b = Board(9)
+    while 81 - b.ply > empties:
+        b.play(int(rng.choice(b.legal_moves())))
+    return b
+
+
+def solver_calls(board, limits, **config):
+    """One search of ``board`` within ``limits`` by a searcher of ``small_config(use_solver=True,
+    **config)``, stopped at once: the searcher and each call of its solver as (empty points,
+    node budget, seconds). Each solve runs within 1,000 nodes, so that the tests stay quick."""
+    s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, **config))
+    calls = []
+    solve = s.solver.solve
+    s.solver.solve = lambda pos, budget, *a, **kw: calls.append(
+        (81 - pos.ply, budget, kw.get("max_seconds"))) or solve(pos, 1_000, *a, **kw)
+    stop = threading.Event()
+    stop.set()
+    s.search(board, limits, stop=stop)
+    return s, calls
+
+
 def assert_tree_consistent(searcher):
     t = searcher.tree
     n, e = t.nodes, t.edges
@@ -364,21 +388,10 @@ def test_solver_max_nodes_caps_the_budget_on_long_clocks_only():
     assert solver_budget(long_move) == SOLVER_NODES
     assert solver_budget(long_move, 3 * SOLVER_NODES) == 3 * SOLVER_NODES
     assert solver_budget(short_move, 3 * SOLVER_NODES) == solver_budget(short_move) < SOLVER_NODES
-    rng = np.random.default_rng(5)
-    b = Board(9)
-    while 81 - b.ply > SOLVER_MAX_EMPTY:
-        b.play(int(rng.choice(b.legal_moves())))
+    b = random_board(SOLVER_MAX_EMPTY, 5)
     for cap, want in ((None, SOLVER_NODES), (3 * SOLVER_NODES, 3 * SOLVER_NODES)):
-        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, solver_max_nodes=cap))
-        budgets = []
-        solve = s.solver.solve
-        # Record the budget, then solve within a few nodes so that the test stays quick.
-        s.solver.solve = lambda board, budget, *a, **kw: budgets.append(budget) or solve(
-            board, 1_000, *a, **kw)
-        stop = threading.Event()
-        stop.set()
-        s.search(b, long_move, stop=stop)
-        assert budgets == [want]
+        _, calls = solver_calls(b, long_move, solver_max_nodes=cap)
+        assert [budget for _, budget, _ in calls] == [want]
 
 
 def test_solver_rate_sizes_a_timed_moves_budget_and_zero_leaves_it_to_the_seconds():
@@ -392,48 +405,25 @@ def test_solver_rate_sizes_a_timed_moves_budget_and_zero_leaves_it_to_the_second
     assert solver_budget(move, rate=2 * SOLVER_NODES_PER_SECOND) == 2 * nominal
     assert solver_budget(move, rate=0) == SOLVER_NODES
     assert solver_budget(SearchLimits(playouts=100), rate=0) == 5_000
-    rng = np.random.default_rng(7)
-    b = Board(9)
-    while 81 - b.ply > SOLVER_MAX_EMPTY:
-        b.play(int(rng.choice(b.legal_moves())))
+    b = random_board(SOLVER_MAX_EMPTY, 7)
     for rate, want in ((None, nominal), (0, SOLVER_NODES)):
-        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, solver_rate=rate))
-        calls = []
-        solve = s.solver.solve
-        s.solver.solve = lambda board, budget, *a, **kw: calls.append(
-            (budget, kw.get("max_seconds"))) or solve(board, 1_000, *a, **kw)
-        stop = threading.Event()
-        stop.set()
-        s.search(b, move, stop=stop)
-        assert calls == [(want, 1.0)]
+        _, calls = solver_calls(b, move, solver_rate=rate)
+        assert [(budget, seconds) for _, budget, seconds in calls] == [(want, 1.0)]
 
 
 def test_long_moves_try_the_solver_from_further_up_with_a_larger_cap():
     """A move with at least ``LONG_TRY_SECONDS`` of hard limit tries the solver from
     ``SOLVER_LONG_EMPTY`` empty points with up to ``SOLVER_LONG_NODES`` in ``LONG_TRY_SHARE``
-    of the limit; a shorter move, a
-    playout budget, ``solver_long_from=0`` or a position above the long zone do not, and
-    ``solver_max_nodes`` caps a long try too."""
+    of the limit; a shorter move, a playout budget, ``solver_long_from=0`` or a position above
+    the long zone do not, and ``solver_max_nodes`` caps a long try too."""
     assert SOLVER_MAX_EMPTY < SOLVER_LONG_EMPTY and SOLVER_NODES < SOLVER_LONG_NODES
-    rng = np.random.default_rng(8)
-    b = Board(9)
-    while 81 - b.ply > SOLVER_LONG_EMPTY + 1:
-        b.play(int(rng.choice(b.legal_moves())))
-    above = b.copy()  # one point above the long zone
-    b.play(int(rng.choice(b.legal_moves())))
+    b = random_board(SOLVER_LONG_EMPTY, 8)
+    above = random_board(SOLVER_LONG_EMPTY + 1, 8)  # one point above the long zone
     long_move = SearchLimits(seconds=LONG_TRY_SECONDS)
     short_move = SearchLimits(seconds=LONG_TRY_SECONDS - 1)
 
     def budgets(board, limits, **config):
-        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True, **config))
-        calls = []
-        solve = s.solver.solve
-        s.solver.solve = lambda pos, budget, *a, **kw: calls.append(
-            (81 - pos.ply, budget, kw.get("max_seconds"))) or solve(pos, 1_000, *a, **kw)
-        stop = threading.Event()
-        stop.set()
-        s.search(board, limits, stop=stop)
-        return calls
+        return solver_calls(board, limits, **config)[1]
 
     want = solver_budget(long_move, SOLVER_LONG_NODES, share=LONG_TRY_SHARE)
     seconds = LONG_TRY_SHARE * LONG_TRY_SECONDS
@@ -452,10 +442,7 @@ def test_long_moves_try_the_solver_from_further_up_with_a_larger_cap():
 def test_a_failed_solver_try_is_reported_and_logged():
     """A move whose solver try ends unknown says so in its result (``solver_try``: the try's
     nodes and seconds) and in the engine's log line; a move with no try says nothing."""
-    rng = np.random.default_rng(9)
-    b = Board(9)
-    while 81 - b.ply > SOLVER_MAX_EMPTY:
-        b.play(int(rng.choice(b.legal_moves())))
+    b = random_board(SOLVER_MAX_EMPTY, 9)
     log = io.StringIO()
     agent = MCTSAgent(UniformEvaluator(), config=small_config(use_solver=True), playouts=20,
                       log=log)
@@ -475,23 +462,13 @@ def test_solver_threads_multiply_the_budget_not_the_seconds():
     """``SearchConfig.solver_threads`` (``nogobot gtp --solver-threads``): the searcher's solver
     searches with that many threads, and its node budget grows with them while its seconds
     stay the move's share."""
-    rng = np.random.default_rng(6)
-    b = Board(9)
-    while 81 - b.ply > SOLVER_MAX_EMPTY:
-        b.play(int(rng.choice(b.legal_moves())))
+    b = random_board(SOLVER_MAX_EMPTY, 6)
     limits = SearchLimits(seconds=1.0)
     for threads in (1, 3):
-        s = Searcher(UniformEvaluator(), 9, small_config(use_solver=True,
-                                                         solver_threads=threads))
+        s, calls = solver_calls(b, limits, solver_threads=threads)
         assert s.solver.threads == threads
-        calls = []
-        solve = s.solver.solve
-        s.solver.solve = lambda board, budget, *a, **kw: calls.append(
-            (budget, kw.get("max_seconds"))) or solve(board, 1_000, *a, **kw)
-        stop = threading.Event()
-        stop.set()
-        s.search(b, limits, stop=stop)
-        assert calls == [(threads * solver_budget(limits), solver_seconds(limits))]
+        assert [(budget, seconds) for _, budget, seconds in calls] == [
+            (threads * solver_budget(limits), solver_seconds(limits))]
 
 
 def test_agent_resigns_without_legal_move_and_plays_games():
