@@ -107,7 +107,7 @@ def test_readme_setup_commands_from_a_fresh_copy(tmp_path):
             interactive = part == "nogobot gtp"
             res = subprocess.run(["bash", "-c", part], cwd=repo, env=env, text=True,
                                  input="genmove b\nquit\n" if interactive else None,
-                                 capture_output=True, timeout=300, check=False)
+                                 capture_output=True, timeout=600, check=False)
             assert res.returncode == 0, f"{part}: {res.stderr[-2000:]}"
             outputs.append((part, res))
     ran = {part: res for part, res in outputs}

@@ -7,7 +7,11 @@ to "is there a move after which the opponent is lost?", cut at the first such mo
 kernels have no undo, so each ply is played on a copy one level down a preallocated stack, and
 the search is a loop, not recursion (numba's on-disk cache crashes on some recursive functions:
 numba issues #6061, #6713). The search loop and what it inlines allocate nothing and run
-without numba's reference counts (``board.play_stone`` says why).
+without numba's reference counts (``board.play_stone`` says why). The large kernels it calls
+(``play_child``, ``legal_counts_after``, ``static_value``) are compiled once and called, not
+inlined at each call site: numba's inlining retypes the whole body at every site, which made
+the solver's cold compile minutes long, and a call without reference counts costs no
+measurable speed.
 
 The switches (``cfg``, an int64 array; ``solver.SolverRules`` names them):
 
@@ -233,7 +237,7 @@ def eyes_after(meta, stones, nbr, p, c):
     return e
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def play_child(d, stk_s, stk_r, stk_n, stk_l, stk_g, stk_m, nbr, zob, sym, p):
     """Play the side to move's stone at p from level d into level d + 1 (``push_state``, then
     ``play_stone``), with the solver's columns of its meta row: the images' hashes

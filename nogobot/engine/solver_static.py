@@ -1,6 +1,6 @@
 """The exact solver's static rule of safe moves: each colour's eyes and safe moves, the most moves
-it can still make, and the verdict they settle without search (``static_value``). Its kernels
-are inlined into the search (``solver_kernels``); docs/solver.md ("What it does") states the
+it can still make, and the verdict they settle without search (``static_value``, which the
+search calls; its helpers are inlined into it). docs/solver.md ("What it does") states the
 rule and why it is sound.
 """
 
@@ -162,7 +162,7 @@ def may_settle(legal_me, legal_opp, eyes_me, eyes_opp):
     return eyes_me - 1 > (legal_opp + 1) >> 1 or eyes_opp - 1 >= (legal_me + 1) >> 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def static_value(stones, root, legal, meta, eyes_b, eyes_w, nbr, scratch):
     """WIN or LOSS for the side to move when its safe moves settle the game, else UNKNOWN.
 

@@ -352,6 +352,9 @@ def play_stone(stones, root, nxt, libs, legal, meta, nbr, zob, p, c):
 # points ``play_stone`` does, on a virtual view of the position after the move: p holds c, c's
 # blocks beside p are one block with their liberties and p's empty neighbours, less p, and the
 # other colour's blocks beside p have lost p.
+# ``legal_counts_after`` is a called kernel, not inlined, like ``play_stone``: inlined into the
+# solver's loops it tripled their cold compile time; without reference counts the call costs
+# no measurable speed.
 
 
 @njit(cache=True, inline="always")
@@ -427,7 +430,7 @@ def _lone_beside(stones, root, libs, nbr, p, c, k):
     return -1 if q < 0 or stones[q] != 3 - c else _lone_liberty(libs, root[q], p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def legal_counts_after(stones, root, libs, legal, meta, nbr, p, c):
     """(black's, white's) legal move counts after c plays p (legal for c), as ``play_stone``
     would leave them in ``meta``, without playing it: p, p's empty neighbours, the lone liberty
