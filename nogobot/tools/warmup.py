@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 
 KINDS = ("rules", "search", "later", "solver", "agents")
-COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (about a minute on 2 "
+COLD_MESSAGE = ("nogobot: compiling the search kernels, first run only (about two minutes on 2 "
                 "cores; `nogobot warmup` does it ahead of time)...")
 
 _lock = threading.Lock()
