@@ -101,12 +101,28 @@ def test_on_a_clock_a_slow_start_still_leaves_the_emergency_minimum():
     # overtaken (``unassailable``), never after an emergency minimum's few playouts.
     assert result.reason in SEARCH_STOPS, result.reason
     assert result.seconds >= 0.5 * planned and result.playouts > 100, (planned, result)
-    # 1 s per move: the start took it all; still a search of the emergency minimum.
-    factory = SlowFactory(1.5)
-    reply, logged = first_move(factory, clock=TimeControl.per_move(1.0))
-    result = factory.agent.last_result
-    assert reply.startswith("= ")
-    assert result.seconds >= TimePolicy().min_per_move * 0.9 and result.playouts > 1, result
+
+
+def test_a_start_longer_than_the_plan_answers_with_a_stand_in_move(search_kernels):
+    """A cold start (the kernels compiling for minutes) is never waited for past a move's
+    plan: a greedy stand-in answers, and the search plays once it is ready."""
+    factory = SlowFactory(3.0)
+    logged = []
+    handler = NoGoCommands(factory, log=logged.append, clock=TimeControl.sudden_death(10))
+    engine = Engine(handler, name="t", version="t")
+    t0 = time.monotonic()
+    reply = engine.handle("genmove b")
+    took = time.monotonic() - t0
+    assert reply.startswith("= ") and reply[2:].strip() != "resign", reply
+    assert took < 1.5, took  # the plan of a first move at 10 s is about 0.3 s
+    assert factory.agent is None
+    assert any("greedy stand-in" in line for line in logged), logged
+    left = handler.clock.state("b").main_left
+    assert 10 - took - 0.05 <= left < 10, left  # the stand-in's time is charged
+    time.sleep(3.5)  # the player is ready now
+    assert engine.handle("play w A1").startswith("=")
+    assert engine.handle("genmove b").startswith("= ")
+    assert factory.agent is not None and factory.agent.last_result is not None
 
 
 def test_clock_settings_wait_for_the_player_so_the_first_timed_move_does_not():

@@ -218,9 +218,13 @@ class NoGoCommands:
             return "resign"
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
-        # The first call may load the network and wait for the search kernels to compile.
-        agent = self.get_agent()
+        # The first call may load the network and wait for the search kernels to compile; on a
+        # clock it waits at most this move's plan, then a stand-in answers (below).
         budget = self.move_budget(colour)
+        agent = self._agent_within(budget.planned - (time.monotonic() - start))
+        if agent is None:
+            return self._stand_in(board, work, colour, play, start, budget)
+        budget = self.move_budget(colour)  # with the agent's solver zones
         waited = time.monotonic() - start
         if self.clock.settings.kind != "none":
             # On a clock, loading time is thinking time, but never below the emergency minimum
@@ -249,9 +253,7 @@ class NoGoCommands:
         searched = agent.last_result.reason if agent.last_result is not None else ""
         if searched in SEARCH_STOPS and not budget.emergency:
             st.record_use(used, budget.planned)  # how much of a plan a search really takes
-        left = ("no limit" if self.clock.settings.kind in ("none", "per_move")
-                else f"{st.main_left:.1f}s main" if st.main_left > 0
-                else f"{st.period_left:.1f}s period")
+        left = self._clock_left(c)
         self.log(f"time: {_NAME[colour]} move {len(board.moves)} {answer}: planned "
                  f"{budget.planned:.2f}s max {budget.maximum:.2f}s used {used:.2f}s left {left}"
                  + (" EMERGENCY" if budget.emergency else "")
@@ -259,6 +261,43 @@ class NoGoCommands:
         if play:
             self._start_pondering(agent)
         return answer
+
+    def _agent_within(self, seconds: float):
+        """The move generator; on a clock, None when it is still being built after ``seconds``
+        (a cold numba cache compiles the kernels for about two minutes on 2 cores, longer than
+        a short game's whole clock). A build that failed is retried here, to raise properly."""
+        if self.agent is not None or self.clock.settings.kind == "none":
+            return self.get_agent()
+        self._preload_agent()
+        if self._preloading is not None:
+            self._preloading.join(max(seconds, 0.0))
+            if self._preloading.is_alive():
+                return None
+        return self.get_agent()
+
+    def _stand_in(self, board, work, colour: int, play: bool, start: float, budget) -> str:
+        """A move while the move generator is still being built: the greedy one-ply player's
+        (the rules kernels only, milliseconds), so a cold start never loses on time."""
+        from ..agents.greedy import GreedyAgent
+
+        p = int(GreedyAgent(seed=len(board.moves)).select_move(work))
+        if play:
+            board.play(p, colour)
+        answer = coords.to_gtp(p, self.size)
+        used = time.monotonic() - start
+        c = "b" if colour == BLACK else "w"
+        self.clock.charge(c, used)
+        self.log(f"time: {_NAME[colour]} move {len(board.moves)} {answer}: planned "
+                 f"{budget.planned:.2f}s used {used:.2f}s left {self._clock_left(c)} (a greedy "
+                 "stand-in: the search kernels are still compiling, first run only; `nogobot "
+                 "warmup` compiles them ahead of time)")
+        return answer
+
+    def _clock_left(self, c: str) -> str:
+        st = self.clock.state(c)
+        return ("no limit" if self.clock.settings.kind in ("none", "per_move")
+                else f"{st.main_left:.1f}s main" if st.main_left > 0
+                else f"{st.period_left:.1f}s period")
 
     def _think(self, agent, work, budget) -> int:
         """The agent's move for ``work`` within ``budget`` (a ``timecontrol.MoveBudget``): the
