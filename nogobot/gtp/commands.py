@@ -243,12 +243,7 @@ class NoGoCommands:
         if not board.is_legal(p, colour):
             self.log(f"genmove: agent returned illegal move {p!r}; playing the first legal move")
             p = int(board.legal_moves(colour)[0])
-        if play:
-            board.play(p, colour)
-        answer = coords.to_gtp(p, self.size)
-        used = time.monotonic() - start
-        c = "b" if colour == BLACK else "w"
-        self.clock.charge(c, used)
+        answer, used, c = self._answer(board, p, colour, play, start)
         st = self.clock.state(c)
         searched = agent.last_result.reason if agent.last_result is not None else ""
         if searched in SEARCH_STOPS and not budget.emergency:
@@ -281,17 +276,22 @@ class NoGoCommands:
         from ..agents.greedy import GreedyAgent
 
         p = int(GreedyAgent(seed=len(board.moves)).select_move(work))
-        if play:
-            board.play(p, colour)
-        answer = coords.to_gtp(p, self.size)
-        used = time.monotonic() - start
-        c = "b" if colour == BLACK else "w"
-        self.clock.charge(c, used)
+        answer, used, c = self._answer(board, p, colour, play, start)
         self.log(f"time: {_NAME[colour]} move {len(board.moves)} {answer}: planned "
                  f"{budget.planned:.2f}s used {used:.2f}s left {self._clock_left(c)} (a greedy "
                  "stand-in: the search kernels are still compiling, first run only; `nogobot "
                  "warmup` compiles them ahead of time)")
         return answer
+
+    def _answer(self, board, p: int, colour: int, play: bool, start: float):
+        """Play legal move p (when ``play``) and charge the move's time since ``start`` to
+        ``colour``'s clock: (its GTP vertex, the seconds, the clock's colour letter)."""
+        if play:
+            board.play(p, colour)
+        used = time.monotonic() - start
+        c = "b" if colour == BLACK else "w"
+        self.clock.charge(c, used)
+        return coords.to_gtp(p, self.size), used, c
 
     def _clock_left(self, c: str) -> str:
         st = self.clock.state(c)
