@@ -218,13 +218,14 @@ class NoGoCommands:
             return "resign"
         work = board.copy()  # the agent can never disturb the game state
         work.to_move = colour
-        # The first call may load the network and wait for the search kernels to compile; on a
-        # clock it waits at most this move's plan, then a stand-in answers (below).
+        if self.agent is None:
+            # The first call may load the network and wait for the search kernels to compile; on
+            # a clock it waits at most this move's plan, then a stand-in answers (below).
+            plan = self.move_budget(colour)  # without the agent's solver zones
+            if self._agent_within(plan.planned - (time.monotonic() - start)) is None:
+                return self._stand_in(board, work, colour, play, start, plan)
+        agent = self.agent
         budget = self.move_budget(colour)
-        agent = self._agent_within(budget.planned - (time.monotonic() - start))
-        if agent is None:
-            return self._stand_in(board, work, colour, play, start, budget)
-        budget = self.move_budget(colour)  # with the agent's solver zones
         waited = time.monotonic() - start
         if self.clock.settings.kind != "none":
             # On a clock, loading time is thinking time, but never below the emergency minimum
@@ -261,7 +262,7 @@ class NoGoCommands:
         """The move generator; on a clock, None when it is still being built after ``seconds``
         (a cold numba cache compiles the kernels for about two minutes on 2 cores, longer than
         a short game's whole clock). A build that failed is retried here, to raise properly."""
-        if self.agent is not None or self.clock.settings.kind == "none":
+        if self.clock.settings.kind == "none":
             return self.get_agent()
         self._preload_agent()
         if self._preloading is not None:
