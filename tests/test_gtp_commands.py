@@ -577,3 +577,28 @@ def test_list_commands_is_complete_and_consistent(gtp):
         assert gtp.ok(f"known_command {name}") == "false"
         ok, text = gtp(f"{name} 2")
         assert (ok, text) == (False, "unknown command")
+
+
+@pytest.mark.parametrize("args, solver_threads", [
+    ([], 5),                                       # every core, as the network
+    (["--threads", "3"], 3),                       # the network's threads
+    (["--threads", "3", "--solver-threads", "1"], 1),
+])
+def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, solver_threads):
+    """`nogobot gtp` gives the network every core unless --threads says; the solver goes first
+    in a move while the network waits, so by default it searches in as many threads."""
+    from click.testing import CliRunner
+
+    import nogobot.gtp
+    from nogobot.cli import engine as engine_cli
+    from nogobot.cli import main
+
+    built = {}
+    monkeypatch.setattr(engine_cli, "agent_factory", lambda name, **kw: built.update(kw))
+    monkeypatch.setattr(nogobot.gtp, "serve", lambda factory, **kw: 0)
+    monkeypatch.setattr(engine_cli, "exit_now", lambda status: None)
+    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: 5)
+    res = CliRunner().invoke(main, ["gtp", *args], input="")
+    assert res.exit_code == 0, res.output
+    assert built["search"]["solver_threads"] == solver_threads
+    assert built["threads"] == (None if not args else 3)

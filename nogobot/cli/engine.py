@@ -7,6 +7,7 @@ its rules referee, and `name` must answer at once.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Callable
 
@@ -151,8 +152,8 @@ def read_book(path: str | None, agent_name: str):
                    "it, up to --solver-nodes).")
 @click.option("--solver-threads", default=None, type=click.IntRange(min=1),
               help="Threads the exact solver searches root moves with at once (default: "
-                   "--threads when given, else 1); its node budget grows with them, its share "
-                   "of the clock does not.")
+                   "the network's, --threads or every core); its node budget grows with them, "
+                   "its share of the clock does not.")
 @click.option("--leaf-proofs", default=None, type=click.IntRange(min=0),
               help="Hand each new search leaf with N or fewer empty points to the exact "
                    "solver (5,000 nodes) first: a proof replaces the network's value and "
@@ -199,10 +200,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         search["solver_long_from"] = solver_long_from
     if solver_rate is not None:
         search["solver_rate"] = solver_rate
-    if solver_threads is None:
-        solver_threads = threads  # the cores given to the network are idle while it solves
-    if solver_threads is not None:
-        search["solver_threads"] = solver_threads
+    # The cores the network uses (every core unless --threads says) are idle while it solves.
+    search["solver_threads"] = solver_threads or threads or os.cpu_count() or 1
     if leaf_proofs is not None:
         search["leaf_proof_empty"] = leaf_proofs
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
