@@ -602,3 +602,38 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
     assert res.exit_code == 0, res.output
     assert built["search"]["solver_threads"] == solver_threads
     assert built["threads"] == (None if not args else 3)
+
+
+@pytest.mark.parametrize("args, network_threads, lanes", [
+    ([], None, None),                              # one lane: the network has every core
+    (["--lanes", "2"], 4, 2),                      # the search's thread keeps one of 5
+    (["--lanes", "2", "--threads", "2"], 1, 2),
+])
+def test_two_lanes_give_the_search_a_core_of_its_own(monkeypatch, args, network_threads, lanes):
+    """With --lanes 2 the network runs one batch behind the search on a thread of its own, so
+    it gets one core fewer than the engine has; the solver still has them all."""
+    from click.testing import CliRunner
+
+    import nogobot.gtp
+    from nogobot.cli import engine as engine_cli
+    from nogobot.cli import main
+
+    built = {}
+    monkeypatch.setattr(engine_cli, "agent_factory", lambda name, **kw: built.update(kw))
+    monkeypatch.setattr(nogobot.gtp, "serve", lambda factory, **kw: 0)
+    monkeypatch.setattr(engine_cli, "exit_now", lambda status: None)
+    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: 5)
+    res = CliRunner().invoke(main, ["gtp", *args], input="")
+    assert res.exit_code == 0, res.output
+    assert built["threads"] == network_threads
+    assert built["search"].get("lanes") == lanes
+    assert built["search"]["solver_threads"] == (2 if "--threads" in args else 5)
+
+
+def test_two_lanes_on_one_core_are_refused_with_one_line():
+    from click.testing import CliRunner
+
+    from nogobot.cli import main
+
+    res = CliRunner().invoke(main, ["gtp", "--lanes", "2", "--threads", "1"], input="")
+    assert res.exit_code == 2 and "two lanes need two cores" in res.output

@@ -11,7 +11,8 @@ from nogobot.engine.gumbel import GumbelRoot, GumbelSettings, completed_q, impro
 from nogobot.engine.mcts import SearchConfig
 from nogobot.engine.search import Searcher, SearchLimits
 from nogobot.game.board import Board
-from nogobot.net.inference import Evaluation, UniformEvaluator, run_search
+from nogobot.net.driver import run_search
+from nogobot.net.inference import Evaluation, UniformEvaluator
 
 CONFIG = SearchConfig(batch_size=4, max_tree_mb=4, use_solver=False, rollout_weight=0.0)
 

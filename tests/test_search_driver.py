@@ -1,15 +1,22 @@
-"""The one batched search driver (inference.BatchedSearches) and the Searcher's shared parts:
+"""The one batched search driver (driver.BatchedSearches) and the Searcher's shared parts:
 searches of several board sizes share rounds (one network call per size), a failing network
 call ends only the searches that waited on it, a lone search is ``Searcher.search`` exactly,
-and searchers built around one cache and solver really share them."""
+and searchers built around one cache and solver really share them. The pipelined lone search
+(two lanes: the network one batch behind on its own thread) selects disjoint batches, lands or
+gives up what is in flight, and leaves a consistent tree whatever ends it."""
+
+import threading
 
 import numpy as np
+import pytest
+from test_mcts import assert_tree_consistent
 
 from nogobot.engine.mcts import EvalCache, SearchConfig
 from nogobot.engine.search import Searcher, SearchLimits
 from nogobot.engine.solver import Solver
 from nogobot.game.board import Board
-from nogobot.net.inference import BatchedSearches, UniformEvaluator, run_search
+from nogobot.net.driver import IN_FLIGHT, BatchedSearches, run_search
+from nogobot.net.inference import UniformEvaluator
 
 CONFIG = SearchConfig(batch_size=4, max_tree_mb=4, use_solver=False)
 
@@ -88,3 +95,98 @@ def test_searchers_share_a_cache_and_solver_and_reset_forgets_the_tree():
     assert first.tree.N[0] == 0
     fresh = first.search(board, SearchLimits(playouts=8))
     assert fresh.visits <= fresh.playouts + 1  # a fresh tree: only this search's visits
+
+
+def pipelined(**kw) -> SearchConfig:
+    return SearchConfig(**{**dict(batch_size=4, max_tree_mb=4, use_solver=False, lanes=2), **kw})
+
+
+def test_a_batch_in_flight_steers_the_next_one_elsewhere():
+    ev = UniformEvaluator()
+    s = Searcher(ev, 7, CONFIG, seed=1)
+    gen = s.search_steps(Board(7), SearchLimits(playouts=200))
+    first = next(gen)  # the root alone
+    assert first.shape[0] == 1
+    assert gen.send(ev.evaluate(first)) is not None
+    second = gen.send(IN_FLIGHT)  # the first batch of children is in the network
+    (lane_a, n_a, _), (lane_b, n_b, _) = s.lanes.flying
+    leaves_a = set(s.lanes.buffers[lane_a][0][:n_a].tolist())
+    leaves_b = set(s.lanes.buffers[lane_b][0][:n_b].tolist())
+    assert lane_a != lane_b and n_b == second.shape[0] == 4
+    assert not leaves_a & leaves_b  # virtual loss and the pending marks keep them apart
+    assert all(s.tree.pending[leaf] for leaf in leaves_a | leaves_b)
+    gen.close()  # given up mid-flight: no virtual loss or pending mark stays behind
+    assert_tree_consistent(s)
+    assert s.lanes.flying == []
+
+
+class Slow(UniformEvaluator):
+    """Uniform outputs that take a while and record on which threads they ran."""
+
+    def __init__(self, fail_after: int | None = None):
+        self.threads: set[str] = set()
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def evaluate(self, planes):
+        self.threads.add(threading.current_thread().name)
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("the network fell over")
+        threading.Event().wait(0.001)
+        return super().evaluate(planes)
+
+
+def test_a_pipelined_search_runs_the_network_on_its_own_thread_and_lands_every_batch():
+    ev = Slow()
+    s = Searcher(ev, 7, pipelined(), seed=1)
+    board = Board(7)
+    for _ in range(3):  # tree reuse across moves, as in a game
+        r = s.search(board, SearchLimits(playouts=300))
+        assert r.playouts >= 300 and r.visits == s.tree.N[0]
+        assert sum(c.visits for c in r.children) == r.visits - 1
+        assert board.is_legal(r.move)
+        assert_tree_consistent(s)
+        board.play(r.move)
+    assert threading.current_thread().name not in ev.threads
+    assert all(name.startswith("nogobot-network") for name in ev.threads)
+
+
+def test_a_pipelined_search_stops_on_time_and_on_its_stop_event():
+    s = Searcher(UniformEvaluator(), 9, pipelined(max_tree_mb=256), seed=2)
+    r = s.search(Board(9), SearchLimits(seconds=0.3))
+    assert r.reason == "time" and r.playouts > 0 and r.seconds < 2
+    assert_tree_consistent(s)
+    stop = threading.Event()
+    stop.set()
+    r = s.search(Board(9), SearchLimits(seconds=60), stop=stop)
+    assert r.reason == "interrupted" and r.seconds < 5
+    assert_tree_consistent(s)
+
+
+def test_a_failing_network_call_in_a_pipelined_search_is_raised_and_leaves_the_tree_clean():
+    ev = Slow(fail_after=5)
+    s = Searcher(ev, 7, pipelined(), seed=1)
+    with pytest.raises(RuntimeError, match="fell over"):
+        s.search(Board(7), SearchLimits(playouts=500))
+    assert_tree_consistent(s)
+    ev.fail_after = None  # the network is back: the next search goes on from that tree
+    r = s.search(Board(7), SearchLimits(playouts=100))
+    assert r.playouts >= 100
+    assert_tree_consistent(s)
+
+
+def test_a_pipelined_search_proves_small_endgames_as_brute_force_does():
+    """MCTS-solver with two batches in flight: proofs still come from complete subtrees."""
+    from test_solver import brute_force
+
+    rng = np.random.default_rng(2)
+    s = Searcher(UniformEvaluator(), 5, pipelined(), seed=0)
+    for _ in range(20):
+        b = Board(5)
+        while b.num_legal() > 7:
+            b.play(int(rng.choice(b.legal_moves())))
+        truth = brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist)
+        r = s.search(b, SearchLimits(playouts=20_000))
+        assert r.proven == truth, f"\n{b}"
+        assert_tree_consistent(s)

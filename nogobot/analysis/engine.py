@@ -132,13 +132,13 @@ class AnalysisEngine:
     def run(self, emit: Callable[[dict], None]) -> None:
         """Search until ``close_input`` was called and every queued position is answered.
 
-        The running searches are split into two lanes (two ``inference.BatchedSearches``).
+        The running searches are split into two lanes (two ``driver.BatchedSearches``).
         While the network evaluates one lane's leaves (on a worker thread: onnxruntime releases
         the GIL), this thread expands, backs up and selects the next leaves of the other, so
         the tree work overlaps the network's. With ``pipeline`` off, one lane and one thread."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from ..net.inference import BatchedSearches
+        from ..net.driver import BatchedSearches
 
         pending: deque[Task] = deque()
         lanes = [BatchedSearches(self.evaluator), BatchedSearches(self.evaluator)]
@@ -222,7 +222,7 @@ class AnalysisEngine:
             self._ended([ended], emit)
 
     def _ended(self, ended: list, emit) -> None:
-        """Answer the searches that ended (``inference.Finished``) and free their searchers."""
+        """Answer the searches that ended (``driver.Finished``) and free their searchers."""
         for f in ended:
             task, searcher = f.tag
             self._idle.setdefault(searcher.size, []).append(searcher)

@@ -124,6 +124,11 @@ def read_book(path: str | None, agent_name: str):
                    "docs/engine.md); repeatable.")
 @click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
 @batch_option()
+@click.option("--lanes", default=1, show_default=True, type=click.IntRange(1, 2),
+              help="Batches in the network at once: 2 runs the network on a thread of its "
+                   "own, one batch behind the search, so the tree's work (rollouts included) "
+                   "overlaps it; on a CPU the network then gets one core fewer than --threads. "
+                   "Needs two cores.")
 @click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
               help="Memory bound of the search tree in MB (tree reuse may hold two), "
                    "default 1024.")
@@ -168,7 +173,7 @@ def read_book(path: str | None, agent_name: str):
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, time_settings, ponder, batch, max_tree_mb, rollout_weight,
+            lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, rollout_weight,
             endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_long_from,
             solver_rate, solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx,
             quiet) -> None:
@@ -186,6 +191,16 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
+    cores = threads or os.cpu_count() or 1
+    network_threads = threads
+    if lanes == 2:
+        if cores < 2:
+            raise click.BadParameter("two lanes need two cores (--threads 2 or more)",
+                                     param_hint="--lanes")
+        search["lanes"] = 2
+        # The search's thread keeps a core of its own (the network's session on a GPU
+        # ignores the count).
+        network_threads = cores - 1
     if rollout_weight is not None:
         search["rollout_weight"] = rollout_weight
     if endgame_rollout_weight is not None:
@@ -201,13 +216,14 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     if solver_rate is not None:
         search["solver_rate"] = solver_rate
     # The cores the network uses (every core unless --threads says) are idle while it solves.
-    search["solver_threads"] = solver_threads or threads or os.cpu_count() or 1
+    search["solver_threads"] = solver_threads or cores
     if leaf_proofs is not None:
         search["leaf_proof_empty"] = leaf_proofs
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
-    factory = agent_factory(agent_name, model_path=model_path, device=device, threads=threads,
-                            search=search, seed=seed, log=None if quiet else sys.stderr,
+    factory = agent_factory(agent_name, model_path=model_path, device=device,
+                            threads=network_threads, search=search, seed=seed,
+                            log=None if quiet else sys.stderr,
                             book=book, **limits)
     # numba's kernels load (or, on a fresh install, compile) in the background while the first
     # commands are answered; a cold cache is announced once on stderr.

@@ -24,7 +24,9 @@ the highest ``Q + U`` is selected. Conventions:
 One search step (driven by ``search.py``): ``select_batch`` walks up to B leaves with virtual loss,
 values terminal and cached leaves at once, and writes the others' positions into a batch buffer;
 the caller runs the network on their feature planes; ``expand_and_backup`` expands them, stores
-the evaluations in the cache, backs up and removes the virtual loss. ``reroot`` keeps the
+the evaluations in the cache, backs up and removes the virtual loss (``abandon`` removes it
+from a batch never evaluated). Two batches may be pending at once: a walk that meets the other
+batch's leaf counts as a collision, as within one. ``reroot`` keeps the
 subtree of the move played (tree reuse) by compacting it into a fresh tree. Python code reads a
 node's moves through ``Tree.children`` rather than the raw arrays.
 """
@@ -73,6 +75,10 @@ class SearchConfig:
     c_puct: float = 1.1
     fpu_reduction: float = 0.2
     batch_size: int = 16
+    # Batches a lone search (``Searcher.search``) may have in the network at once: 2 runs the
+    # network on a thread of its own, one batch behind the tree's work, so the two overlap on
+    # two cores (``driver.run_search``). Self-play and analysis drivers batch many searches.
+    lanes: int = 1
     virtual_loss: float = 1.0
     max_tree_mb: int = 1024  # memory bound of one tree (nodes + edges), allocated on demand
     cache_entries: int = 1 << 16
@@ -582,7 +588,7 @@ def seed_kernels(seed):
     np.random.seed(seed)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, nogil=True)
 def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i, leaves, batch, scratch):
     """Select up to len(leaves) leaves needing the network.
 
@@ -699,7 +705,7 @@ def _softmax_masked(logits, legal_row, out):
             out[p] /= s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def expand_and_backup(tree, cache, cfg_f, n, leaves, batch, logits, win_prob):
     """Expand the n pending leaves with the network's output, cache it, back up, clear VL.
 
@@ -723,6 +729,17 @@ def expand_and_backup(tree, cache, cfg_f, n, leaves, batch, logits, win_prob):
         if rollout_weight > 0.0:
             v = (1.0 - rollout_weight) * v + rollout_weight * b_rollout[b]
         _add_path(tree, node, 1, 1, v)
+
+
+@njit(cache=True, nogil=True)
+def abandon(tree, n, leaves):
+    """Give up the n pending leaves of a batch that will not be evaluated (a search stopped
+    with a batch still in the network): clear their pending mark and their walks' virtual loss,
+    adding no visit, so the tree is as if they had not been selected."""
+    N, W, W2, VL, parent, first, nchild, move, proof, nnv, pending, P, emove, child, info = tree
+    for b in range(n):
+        pending[leaves[b]] = False
+        _add_path(tree, leaves[b], 1, 0, 0.0)
 
 
 @njit(cache=True)

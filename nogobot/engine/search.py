@@ -5,7 +5,7 @@ buffers, and drives ``mcts.py``'s kernels: select a batch of leaves → one netw
 expand and back up. It stops on a playout or time limit, on a caller's ``stop`` event (GoGui
 interrupt, analysis), when the ``should_stop`` hook says so (the time manager's hook), or at once
 when the result is proven (the endgame solver, ``solver.py``, answers near the end). The network
-calls are made by ``inference.BatchedSearches``. Its callers: the GTP player (``player.py``),
+calls are made by ``driver.BatchedSearches``. Its callers: the GTP player (``player.py``),
 analysis, self-play, gating and the benchmarks.
 
 The search's vocabulary lives here too: ``SearchLimits`` (when to stop), ``SearchProgress``
@@ -25,13 +25,12 @@ import numpy as np
 
 from ..game import coords
 from ..game.board import Board
-from ..net.inference import run_search
+from ..net.driver import IN_FLIGHT, run_search
 from . import mcts
+from .lanes import Lanes
 from .mcts import EvalCache, SearchConfig, Tree
 from .playout import rollout_scratch
-from .solver import (LONG_TRY_SHARE, LOSS, SOLVER_LONG_EMPTY, SOLVER_LONG_NODES,
-                     SOLVER_TIME_SHARE, WIN, Solver, long_try, solver_budget, solver_seconds,
-                     zones_from)
+from .solver import LOSS, WIN, Solver, solver_budget, solver_reach, solver_seconds
 
 if TYPE_CHECKING:
     from .gumbel import GumbelRoot
@@ -123,9 +122,10 @@ class Searcher:
         self.tree = Tree(cfg.max_tree_mb << 20)
         self._spare: Tree | None = None  # allocated on the first reuse (reroot needs a target)
         self.cache = cache if cache is not None else EvalCache(self.geo.area, cfg.cache_entries)
-        # The leaves' nodes and the batch rows the kernels fill (``mcts.batch_buffers``).
-        self.leaves, self.batch = mcts.batch_buffers(cfg.batch_size, self.geo.area,
-                                                     self.geo.words, size)
+        # The leaves' nodes and the batch rows the kernels fill, a pair per batch in the
+        # network at once (``lanes.Lanes``); lane 0's are the searcher's own.
+        self.lanes = Lanes(cfg.batch_size, self.geo.area, self.geo.words, size)
+        self.leaves, self.batch = self.lanes.buffers[0]
         self._root_hash: int | None = None
         self._root_moves: list[tuple[int, int]] = []
         self._noise_applied = False
@@ -204,15 +204,20 @@ class Searcher:
     # -- search --------------------------------------------------------------------------------
     def _grow_for_batch(self) -> bool:
         """Make room for one batch: a new node per walk and every expansion it may do (the
-        room ``mcts.select_batch`` insists on). False at the memory bound."""
-        walks = len(self.leaves) + 1
+        room ``mcts.select_batch`` insists on), the batch in the network included. False at
+        the memory bound."""
+        walks = self.lanes.walks_to_room()
         return self.tree.grow(nodes_needed=walks, edges_needed=walks * self.geo.area)
 
     def _step(self, board: Board, walks: int | None = None):
         """One batch (a generator): select leaves (at most ``walks`` walks when given), ``yield``
         their planes and receive the network's ``Evaluation``, expand and back up. Returns
-        (playouts, nn evals)."""
-        leaves, batch = self.leaves, self.batch
+        (playouts, nn evals). A pipelining driver may answer ``IN_FLIGHT`` instead: the next
+        step selects into another lane, each answer from then on is the evaluation of the
+        oldest batch in the network, and a step with no leaves of its own yields ``None`` to
+        wait for it (``lanes.py``)."""
+        lane = self.lanes.free()
+        leaves, batch = self.lanes.buffers[lane]
         self._grow_for_batch()  # before the batch, so expansions only fail at the memory bound
         if self.cfg_f[mcts.CF_ROLLOUT_WEIGHT] > 0:
             self._rollout_seed = (self._rollout_seed * 1103515245 + 12345) & 0x7FFFFFFF
@@ -221,21 +226,24 @@ class Searcher:
                                     self.geo.nbr, self.geo.zobrist, self.size, self.cfg_f,
                                     self.cfg_i, leaves if walks is None else leaves[:walks],
                                     batch, self.rollout_scratch)
+        reply = None
         if n > 0:
-            proven = self._prove_leaves(n)
-            ev = yield batch[mcts.B_PLANES][:n]
-            value = np.array(ev.value, dtype=np.float32)  # a copy: proofs overwrite rows
-            for b, result in proven:  # exact values in place of the network's and rollouts'
-                value[b] = 1.0 if result == WIN else 0.0
-                batch[mcts.B_ROLLOUT][b] = float(result)
-            mcts.expand_and_backup(self.tree.arrays(), self.cache.arrays(), self.cfg_f, n, leaves,
-                                   batch, np.ascontiguousarray(ev.policy_logits, dtype=np.float32),
-                                   value)
-            for b, result in proven:
-                mcts.mark_proven(self.tree.arrays(), int(leaves[b]), result)
-        return n + done, n
+            reply = yield self.lanes.launch(lane, n, self._prove_leaves(n, batch))
+        elif self.lanes.flying:
+            reply = yield None
+        evaluated = 0
+        if reply is not None and reply is not IN_FLIGHT:
+            evaluated = self.lanes.back_up(self.tree, self.cache, self.cfg_f, reply)
+        return evaluated + done, evaluated
 
-    def _prove_leaves(self, n: int) -> list[tuple[int, int]]:
+    def _land(self):
+        """Back up the batches still in the network (a generator): (playouts, nn evals)."""
+        evaluated = 0
+        while self.lanes.flying:
+            evaluated += self.lanes.back_up(self.tree, self.cache, self.cfg_f, (yield None))
+        return evaluated, evaluated
+
+    def _prove_leaves(self, n: int, batch: tuple) -> list[tuple[int, int]]:
         """Leaf proofs (``SearchConfig.leaf_proof_empty``): the rows of the n pending leaves
         that the solver settles within ``leaf_proof_nodes`` nodes, with WIN or LOSS for the side
         to move there. The solver's table is the one its root calls use (positions recur), and
@@ -244,7 +252,7 @@ class Searcher:
         cfg = self.config
         if cfg.leaf_proof_empty <= 0 or self.solver is None:
             return []
-        state = self.batch[:mcts.B_PLANES]
+        state = batch[:mcts.B_PLANES]
         empties = (state[0][:n] == 0).sum(axis=1)
         proven = []
         for b in np.flatnonzero(empties <= cfg.leaf_proof_empty):
@@ -280,7 +288,8 @@ class Searcher:
         """Search ``board`` (to move: board.to_move) until a limit, the stop event, the hook, or
         a proof ends it."""
         return run_search(self.evaluator, self.search_steps(board, limits, stop, should_stop,
-                                                            on_progress, progress_interval))
+                                                            on_progress, progress_interval),
+                          lanes=self.config.lanes)
 
     def search_steps(self, board: Board, limits: SearchLimits,
                      stop: threading.Event | None = None,
@@ -290,7 +299,7 @@ class Searcher:
         """``search`` as a generator that does not call the network itself: it yields each
         batch of input planes and expects the ``Evaluation`` to be sent back; it returns the
         ``SearchResult``. Self-play drives many of these at once so that one network call
-        serves the leaves of many games (``inference.BatchedSearches``).
+        serves the leaves of many games (``driver.BatchedSearches``).
 
         With ``root`` (a ``gumbel.GumbelRoot``) the root's children are visited as its plan
         says (sequential halving), and the search ends when the plan is done; the result's
@@ -314,15 +323,16 @@ class Searcher:
         next_report = t0 + progress_interval
         self._solved = {}
         tried = None
-        tries, cap, share = self._solver_reach(limits)
-        if self.config.use_solver and self.solver is not None and empties <= tries:
-            budget = solver_budget(limits, cap, self.config.solver_rate,
-                                   share) * self.solver.threads
+        cfg = self.config
+        tries, cap, share = solver_reach(limits, cfg.solver_from, cfg.solver_long_from,
+                                         cfg.solver_max_nodes)
+        if cfg.use_solver and self.solver is not None and empties <= tries:
+            budget = solver_budget(limits, cap, cfg.solver_rate, share) * self.solver.threads
             seconds = solver_seconds(limits, share)
             solved = self.solver.solve(board, budget, self._root_visits(board),
                                        max_seconds=seconds)
             self._solved = {m: r for m, r in solved.move_results.items() if r != 0}
-            if solved.result == LOSS and self.config.resist:
+            if solved.result == LOSS and cfg.resist:
                 # Every move loses: play the one an imperfect opponent is likeliest to answer
                 # wrongly, with what is left of the solver's budget (the clock is otherwise
                 # idle from here; docs/results.md, "Endgame solver, measured").
@@ -335,72 +345,64 @@ class Searcher:
                 return self._solver_result(board, solved, time.perf_counter() - t0)
             tried = (solved.nodes, solved.seconds)
         t = self.tree
-        while True:
-            walks = None
-            if root is not None and t.first[0] >= 0 and t.nchild[0] > 0:
-                _, priors, visits, q, proof, _ = self.root_arrays()
-                root.start(priors)
-                plan = root.next(visits, q, proof, playouts, len(self.leaves))
-                if plan is None:
-                    reason = "gumbel"
+        try:
+            while True:
+                walks = None
+                if root is not None and t.first[0] >= 0 and t.nchild[0] > 0:
+                    _, priors, visits, q, proof, _ = self.root_arrays()
+                    root.start(priors)
+                    plan = root.next(visits, q, proof, playouts, len(self.leaves))
+                    if plan is None:
+                        reason = "gumbel"
+                        break
+                    self.cfg_i[mcts.CI_FORCED_CHILD], walks = plan
+                try:
+                    did, nn = yield from self._step(board, walks)
+                finally:
+                    self.cfg_i[mcts.CI_FORCED_CHILD] = -1
+                t = self.tree
+                playouts += did
+                evals += nn
+                self._maybe_add_noise(board)
+                if self._solved:
+                    self._mark_solved()
+                now = time.perf_counter()
+                elapsed = now - t0
+                if t.proof[0] != 0:
+                    reason = "proven " + ("win" if t.proof[0] > 0 else "loss")
                     break
-                self.cfg_i[mcts.CI_FORCED_CHILD], walks = plan
-            try:
-                did, nn = yield from self._step(board, walks)
-            finally:
-                self.cfg_i[mcts.CI_FORCED_CHILD] = -1
-            t = self.tree
+                if limits.playouts is not None and playouts >= limits.playouts:
+                    reason = "playouts"
+                    break
+                if limits.visits is not None and t.N[0] >= limits.visits:
+                    reason = "visits"
+                    break
+                if limits.seconds is not None and elapsed >= limits.seconds:
+                    reason = "time"
+                    break
+                if stop is not None and stop.is_set():
+                    reason = "interrupted"
+                    break
+                if t.info[mcts.I_FULL] and not self._grow_for_batch():
+                    # At the memory bound more playouts could not expand anything: bank the time.
+                    reason = "tree full"
+                    break
+                if should_stop is not None:
+                    why = should_stop(self._progress(elapsed, playouts))
+                    if why:
+                        reason = why
+                        break
+                if on_progress is not None and now >= next_report:
+                    on_progress(self._result(board, playouts, evals, elapsed, "running"))
+                    next_report = now + progress_interval
+            did, nn = yield from self._land()  # batches a pipelining driver still evaluates
             playouts += did
             evals += nn
-            self._maybe_add_noise(board)
-            if self._solved:
-                self._mark_solved()
-            now = time.perf_counter()
-            elapsed = now - t0
-            if t.proof[0] != 0:
-                reason = "proven " + ("win" if t.proof[0] > 0 else "loss")
-                break
-            if limits.playouts is not None and playouts >= limits.playouts:
-                reason = "playouts"
-                break
-            if limits.visits is not None and t.N[0] >= limits.visits:
-                reason = "visits"
-                break
-            if limits.seconds is not None and elapsed >= limits.seconds:
-                reason = "time"
-                break
-            if stop is not None and stop.is_set():
-                reason = "interrupted"
-                break
-            if t.info[mcts.I_FULL] and not self._grow_for_batch():
-                # At the memory bound more playouts could not expand anything: bank the time.
-                reason = "tree full"
-                break
-            if should_stop is not None:
-                why = should_stop(self._progress(elapsed, playouts))
-                if why:
-                    reason = why
-                    break
-            if on_progress is not None and now >= next_report:
-                on_progress(self._result(board, playouts, evals, elapsed, "running"))
-                next_report = now + progress_interval
+        finally:
+            self.lanes.abandon(self.tree)  # closed mid-batch (an error, or the driver gave up)
         result = self._result(board, playouts, evals, time.perf_counter() - t0, reason)
         result.solver_try = tried
         return result
-
-    def _solver_reach(self, limits: SearchLimits) -> tuple[int, int | None, float]:
-        """Where a move searched within ``limits`` tries the solver (its first try's empty
-        points), the node cap (None: ``solver.SOLVER_NODES``) and its share of the hard limit:
-        from ``solver_from`` (the time plan's zones) with half the limit, or on a long move
-        (``solver.long_try``) from ``solver_long_from`` with up to ``SOLVER_LONG_NODES`` in
-        ``LONG_TRY_SHARE`` of it; ``solver_max_nodes`` caps every try where it is given."""
-        cfg = self.config
-        tries, cap = zones_from(cfg.solver_from).tries, cfg.solver_max_nodes
-        long_from = SOLVER_LONG_EMPTY if cfg.solver_long_from is None else cfg.solver_long_from
-        if long_from > 0 and long_try(limits):
-            return (max(tries, long_from), SOLVER_LONG_NODES if cap is None else cap,
-                    LONG_TRY_SHARE)
-        return tries, cap, SOLVER_TIME_SHARE
 
     def _root_visits(self, board: Board) -> np.ndarray | None:
         """The reused tree's visit counts of the root's moves, for the solver to try the

@@ -109,6 +109,20 @@ def long_try(limits) -> bool:
     return limits.seconds is not None and limits.seconds >= LONG_TRY_SECONDS
 
 
+def solver_reach(limits, solver_from: int | None = None, long_from: int | None = None,
+                 cap: int | None = None) -> tuple[int, int | None, float]:
+    """Where a move searched within ``limits`` tries the solver (its first try's empty points),
+    the node cap (None: ``SOLVER_NODES``) and its share of the hard limit: from ``solver_from``
+    (the time plan's zones) with half the limit, or on a long move (``long_try``) from
+    ``long_from`` (None: ``SOLVER_LONG_EMPTY``; 0: never) with up to ``SOLVER_LONG_NODES`` in
+    ``LONG_TRY_SHARE`` of it; ``cap`` caps every try where it is given."""
+    tries = zones_from(solver_from).tries
+    long_from = SOLVER_LONG_EMPTY if long_from is None else long_from
+    if long_from > 0 and long_try(limits):
+        return max(tries, long_from), SOLVER_LONG_NODES if cap is None else cap, LONG_TRY_SHARE
+    return tries, cap, SOLVER_TIME_SHARE
+
+
 def solver_seconds(limits, share: float = SOLVER_TIME_SHARE) -> float | None:
     """The seconds the solver may spend on a move searched within ``limits`` (None: no clock),
     read inside its search: the node budget's share of the move, whatever the node rate."""

@@ -53,7 +53,7 @@ def _entry_kernels(kind: str) -> list:
 
         kernels += [solver.solve_root, solver.order_root]
         if kind == "later":
-            kernels.append(mcts.reroot)
+            kernels += [mcts.reroot, mcts.abandon]
     elif kind == "agents":
         from ..agents import alphabeta, rave_kernels, rollout
 
@@ -125,8 +125,11 @@ def _run_search() -> None:
 
 
 def _run_later() -> None:
-    """The kernels a first move does not need: tree reuse (reroot), the endgame solver."""
+    """The kernels a first move does not need: tree reuse (reroot), giving up a batch in
+    flight (abandon), the endgame solver."""
     import numpy as np
+
+    from ..engine import mcts
 
     from ..engine.search import SearchLimits
     from ..game.board import Board
@@ -135,6 +138,7 @@ def _run_later() -> None:
     b.play(s.search(b, SearchLimits(playouts=32)).move)
     b.play(int(b.legal_moves()[0]))
     s.search(b, SearchLimits(playouts=32))  # reuses the subtree: reroot
+    mcts.abandon(s.tree.arrays(), 0, s.leaves)  # a search closed with a batch in the network
     rng = np.random.default_rng(0)
     end = Board(9)
     while not end.is_terminal() and end.geo.area - end.ply > 18:

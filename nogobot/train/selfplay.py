@@ -150,7 +150,7 @@ def prune_policy_target(visits, priors, q, c_puct: float) -> np.ndarray:
 def play_selfplay_game(searcher, size: int, sp: SelfPlayConfig, rng: np.random.Generator,
                        name: str = "nogobot") -> GameData:
     """One self-play game with ``searcher`` (a ``search.Searcher``); returns its shard data."""
-    from ..net.inference import run_search
+    from ..net.driver import run_search
 
     return run_search(searcher.evaluator, play_game_steps(searcher, size, sp, rng, name))
 
@@ -280,13 +280,13 @@ def play_games_batched(evaluator, stems: list, size: int, sp: SelfPlayConfig, se
     """Self-play a game for every stem, ``sp.concurrent_games`` at a time in this thread.
 
     Each game is a ``play_game_steps`` generator with its own ``Searcher`` (tree, cache, rng),
-    driven by ``inference.BatchedSearches``: every round, each game in play selects one batch of
+    driven by ``driver.BatchedSearches``: every round, each game in play selects one batch of
     leaves; their planes go to the network in ONE call (up to concurrent_games × batch_size
     positions: what keeps a GPU busy), and each game gets its slice of the result.
     ``finished(stem, game)`` is called as games end; an error in a game is raised. With
     concurrent_games = 1 this is exactly the sequential loop."""
     from ..engine.search import Searcher
-    from ..net.inference import BatchedSearches
+    from ..net.driver import BatchedSearches
 
     slots = max(1, min(sp.concurrent_games, len(stems)))
     searchers = [Searcher(evaluator, size, search_config(sp), seed=seed + 7919 * k)
