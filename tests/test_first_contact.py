@@ -220,7 +220,7 @@ def test_a_graph_that_does_not_fit_is_refused(tmp_path):
 
 @pytest.mark.parametrize("command", [
     ["gtp"], ["gtp", "--time", "900"], ["botzone"], ["bench", "nn"], ["bench", "search"],
-    ["warmup"],
+    ["bench", "lanes"], ["warmup"],
 ])
 def test_commands_refuse_a_truncated_model_before_speaking(model_copy, command):
     truncate(model_copy)

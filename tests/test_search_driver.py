@@ -190,3 +190,15 @@ def test_a_pipelined_search_proves_small_endgames_as_brute_force_does():
         r = s.search(b, SearchLimits(playouts=20_000))
         assert r.proven == truth, f"\n{b}"
         assert_tree_consistent(s)
+
+
+def test_the_lanes_bench_measures_both_ways_and_needs_two_cores(capsys):
+    from nogobot.tools.benchmarks import bench_lanes
+
+    out = bench_lanes(threads=2, seconds=0.05, rounds=1, size=9)
+    assert out["one_lane"] > 0 and out["two_lanes"] > 0
+    assert out["ratio"] == pytest.approx(out["two_lanes"] / out["one_lane"])
+    printed = capsys.readouterr().out
+    assert "1 lane " in printed and "2 lanes" in printed and "two lanes / one" in printed
+    with pytest.raises(ValueError, match="two cores"):
+        bench_lanes(threads=1, seconds=0.05)

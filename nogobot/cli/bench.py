@@ -69,6 +69,24 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
                  seconds=seconds, size=size)
 
 
+@bench.command("lanes")
+@model_option()
+@threads_option(help="Cores of the search (default: all); two lanes give the network one fewer.")
+@click.option("--seconds", default=3.0, show_default=True, help="Search time per position.")
+@click.option("--rounds", default=2, show_default=True, type=click.IntRange(1, 20),
+              help="Passes over the sample positions, each way.")
+@size_option()
+def bench_lanes_cmd(model, threads, seconds, rounds, size) -> None:
+    """Playouts/s as in play with two lanes beside one lane, alternated (a CPU bench)."""
+    from ..tools.benchmarks import bench_lanes
+
+    try:
+        bench_lanes(model=engine_model(model), threads=threads, seconds=seconds, rounds=rounds,
+                    size=size)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--threads") from None
+
+
 @bench.command("time")
 @click.option("--main", default=20.0, show_default=True, help="Sudden-death seconds per side.")
 @click.option("--per-move", default=None, type=float, help="Instead: a fixed time per move.")

@@ -227,6 +227,44 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
             "evals_ratio": evals_ratio, "bytes_per_playout": bpp}
 
 
+def bench_lanes(model: str | None = None, threads: int | None = None, seconds: float = 3.0,
+                rounds: int = 2, size: int = 9) -> dict:
+    """Search playouts/s as in play (hybrid rollouts on, solver off) with two lanes, the network
+    on one core fewer, beside one lane with the network on every core, alternated position by
+    position so that the machine's load falls on both alike."""
+    from ..engine.mcts import SearchConfig
+    from ..engine.search import Searcher, SearchLimits
+    from ..game.positions import sample_positions
+    from ..net.inference import load_evaluator
+
+    cores = threads or os.cpu_count() or 1
+    if cores < 2:
+        raise ValueError("two lanes need two cores (--threads 2 or more)")
+    positions = sample_positions(size)
+    searchers = {}
+    for lanes, net_threads in ((1, cores), (2, cores - 1)):
+        ev = load_evaluator(model, device="cpu", threads=net_threads)
+        s = Searcher(ev, size, SearchConfig(use_solver=False, lanes=lanes), seed=0)
+        s.search(positions[0], SearchLimits(playouts=64))  # compile, warm up
+        searchers[lanes] = s
+    print(f"nogobot bench lanes: {searchers[1].evaluator.describe()} (one lane) against "
+          f"{searchers[2].evaluator.describe()} (two lanes), rollouts as in play, {size}x{size}, "
+          f"{seconds:g} s per position, {rounds} rounds ({machine_line()})")
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(rounds):
+        for board in positions:
+            for lanes, s in searchers.items():
+                s.reset()
+                r = s.search(board, SearchLimits(seconds=seconds))
+                rates[lanes].append(r.playouts / r.seconds)
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    for lanes, rate in ((1, one), (2, two)):
+        print(f"  {lanes} lane{'s' if lanes > 1 else ' '} (median)  {rate:12,.0f} playouts/s  "
+              f"(runs: {', '.join(f'{x:,.0f}' for x in rates[lanes])})")
+    print(f"  two lanes / one          {two / one:12.2f}")
+    return {"one_lane": one, "two_lanes": two, "ratio": two / one}
+
+
 def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2,
                opponent: str = "greedy", model: str | None = None, threads: int = 1,
                log_dir: str | None = None, quiet: bool = False) -> dict:
