@@ -579,14 +579,9 @@ def test_list_commands_is_complete_and_consistent(gtp):
         assert (ok, text) == (False, "unknown command")
 
 
-@pytest.mark.parametrize("args, solver_threads", [
-    ([], 5),                                       # every core, as the network
-    (["--threads", "3"], 3),                       # the network's threads
-    (["--threads", "3", "--solver-threads", "1"], 1),
-])
-def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, solver_threads):
-    """`nogobot gtp` gives the network every core unless --threads says; the solver goes first
-    in a move while the network waits, so by default it searches in as many threads."""
+def gtp_agent_options(monkeypatch, args: list[str]) -> dict:
+    """The keywords `nogobot gtp ARGS` builds its agent with, on a 5-core machine (the agent
+    and the protocol loop are stubbed out)."""
     from click.testing import CliRunner
 
     import nogobot.gtp
@@ -600,6 +595,18 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
     monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: 5)
     res = CliRunner().invoke(main, ["gtp", *args], input="")
     assert res.exit_code == 0, res.output
+    return built
+
+
+@pytest.mark.parametrize("args, solver_threads", [
+    ([], 5),                                       # every core, as the network
+    (["--threads", "3"], 3),                       # the network's threads
+    (["--threads", "3", "--solver-threads", "1"], 1),
+])
+def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, solver_threads):
+    """`nogobot gtp` gives the network every core unless --threads says; the solver goes first
+    in a move while the network waits, so by default it searches in as many threads."""
+    built = gtp_agent_options(monkeypatch, args)
     assert built["search"]["solver_threads"] == solver_threads
     assert built["threads"] == (None if not args else 3)
 
@@ -612,19 +619,7 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
 def test_two_lanes_give_the_search_a_core_of_its_own(monkeypatch, args, network_threads, lanes):
     """With --lanes 2 the network runs one batch behind the search on a thread of its own, so
     it gets one core fewer than the engine has; the solver still has them all."""
-    from click.testing import CliRunner
-
-    import nogobot.gtp
-    from nogobot.cli import engine as engine_cli
-    from nogobot.cli import main
-
-    built = {}
-    monkeypatch.setattr(engine_cli, "agent_factory", lambda name, **kw: built.update(kw))
-    monkeypatch.setattr(nogobot.gtp, "serve", lambda factory, **kw: 0)
-    monkeypatch.setattr(engine_cli, "exit_now", lambda status: None)
-    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: 5)
-    res = CliRunner().invoke(main, ["gtp", *args], input="")
-    assert res.exit_code == 0, res.output
+    built = gtp_agent_options(monkeypatch, args)
     assert built["threads"] == network_threads
     assert built["search"].get("lanes") == lanes
     assert built["search"]["solver_threads"] == (2 if "--threads" in args else 5)

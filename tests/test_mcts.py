@@ -110,13 +110,15 @@ def test_search_uniform_is_consistent_and_counts_playouts():
     assert len(r.children) == 81 and sum(c.visits for c in r.children) == r.visits - 1
 
 
-def test_finds_forced_wins_and_proves_them():
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_finds_forced_wins_and_proves_them(lanes):
     """Small endgames (<= 7 moves to choose from): with the solver off, the tree itself must
-    prove the result (MCTS-solver), and a proven win must be a real win (brute force)."""
+    prove the result (MCTS-solver), and a proven win must be a real win (brute force). With two
+    lanes (two batches in flight) the proofs still come from complete subtrees."""
     from test_solver import brute_force
 
     rng = np.random.default_rng(2)
-    s = Searcher(UniformEvaluator(), 5, small_config())
+    s = Searcher(UniformEvaluator(), 5, small_config(lanes=lanes))
     wins = 0
     for _ in range(60):
         b = Board(5)
@@ -125,6 +127,7 @@ def test_finds_forced_wins_and_proves_them():
         truth = brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist)
         r = s.search(b, SearchLimits(playouts=20_000))
         assert r.proven == truth, f"\n{b}"
+        assert_tree_consistent(s)
         if truth == 1:
             after = b.copy()
             after.play(r.move)

@@ -3,7 +3,8 @@ searches of several board sizes share rounds (one network call per size), a fail
 call ends only the searches that waited on it, a lone search is ``Searcher.search`` exactly,
 and searchers built around one cache and solver really share them. The pipelined lone search
 (two lanes: the network one batch behind on its own thread) selects disjoint batches, lands or
-gives up what is in flight, and leaves a consistent tree whatever ends it."""
+gives up what is in flight, and leaves a consistent tree whatever ends it (its proofs against
+brute force: test_mcts.py)."""
 
 import threading
 
@@ -174,22 +175,6 @@ def test_a_failing_network_call_in_a_pipelined_search_is_raised_and_leaves_the_t
     r = s.search(Board(7), SearchLimits(playouts=100))
     assert r.playouts >= 100
     assert_tree_consistent(s)
-
-
-def test_a_pipelined_search_proves_small_endgames_as_brute_force_does():
-    """MCTS-solver with two batches in flight: proofs still come from complete subtrees."""
-    from test_solver import brute_force
-
-    rng = np.random.default_rng(2)
-    s = Searcher(UniformEvaluator(), 5, pipelined(), seed=0)
-    for _ in range(20):
-        b = Board(5)
-        while b.num_legal() > 7:
-            b.play(int(rng.choice(b.legal_moves())))
-        truth = brute_force(*b.arrays(), b.geo.nbr, b.geo.zobrist)
-        r = s.search(b, SearchLimits(playouts=20_000))
-        assert r.proven == truth, f"\n{b}"
-        assert_tree_consistent(s)
 
 
 def test_the_lanes_bench_measures_both_ways_and_needs_two_cores(capsys):

@@ -12,6 +12,8 @@ Never imports torch or ``nogobot.train``.
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,9 +159,6 @@ def run_search(evaluator: Evaluator, steps, lanes: int = 1) -> Any:
 
 def _run_pipelined(evaluator: Evaluator, steps) -> Any:
     """``run_search`` with two batches in flight (the network on a worker thread)."""
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
     flying: deque = deque()
     with ThreadPoolExecutor(1, thread_name_prefix="nogobot-network") as pool:
         try:
