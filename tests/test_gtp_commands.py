@@ -611,18 +611,48 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
     assert built["threads"] == (None if not args else 3)
 
 
-@pytest.mark.parametrize("args, network_threads, lanes", [
-    ([], None, None),                              # one lane: the network has every core
-    (["--lanes", "2"], 4, 2),                      # the search's thread keeps one of 5
-    (["--lanes", "2", "--threads", "2"], 1, 2),
+@pytest.mark.parametrize("args, lanes", [
+    ([], None),                                    # the net decides (agent_factory)
+    (["--lanes", "1"], 1),
+    (["--lanes", "2", "--threads", "2"], 2),
 ])
-def test_two_lanes_give_the_search_a_core_of_its_own(monkeypatch, args, network_threads, lanes):
-    """With --lanes 2 the network runs one batch behind the search on a thread of its own, so
-    it gets one core fewer than the engine has; the solver still has them all."""
+def test_gtp_hands_its_lanes_to_the_agent(monkeypatch, args, lanes):
+    """`nogobot gtp` passes --lanes (None: by the net) and the engine's cores to the agent; the
+    solver has every core whatever the lanes."""
     built = gtp_agent_options(monkeypatch, args)
-    assert built["threads"] == network_threads
-    assert built["search"].get("lanes") == lanes
+    assert built["lanes"] == lanes
+    assert built["threads"] == (2 if "--threads" in args else None)
     assert built["search"]["solver_threads"] == (2 if "--threads" in args else 5)
+
+
+@pytest.mark.parametrize("lanes, cores, net, device, played, network_threads", [
+    (None, 5, "int8", "cpu", 2, 4),   # an int8 net on a CPU: the search's thread keeps a core
+    (None, 2, "int8", "auto", 2, 1),
+    (None, 1, "int8", "cpu", 1, 1),   # one core: one lane
+    (None, 5, "fp32", "cpu", 1, 5),   # fp32: one lane, the network on every core
+    (1, 5, "int8", "cpu", 1, 5),
+    (2, 5, "fp32", "cpu", 2, 4),
+])
+def test_the_agent_plays_two_lanes_where_an_int8_net_plays_on_a_cpu(
+        monkeypatch, lanes, cores, net, device, played, network_threads):
+    """`--lanes` unset: two lanes where the net that loads is an int8 encoding on a CPU, its
+    session then on one core fewer (loaded again); one lane elsewhere."""
+    import nogobot.engine.player as player
+    from nogobot.cli import engine as engine_cli
+    from nogobot.net.modelfile import default_model_path, int8_model_path
+    from nogobot.tools import warmup
+
+    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(warmup, "wait", lambda *a, **kw: None)
+    monkeypatch.setattr(player, "MCTSAgent", lambda ev, config, **kw: (ev, config))
+    model = int8_model_path() if net == "int8" else default_model_path()
+    ev, config = engine_cli.agent_factory("mcts", model_path=str(model), device=device,
+                                          lanes=lanes)()
+    assert ev.path == model and ev.int8 is (net == "int8")
+    if ev.on_gpu:  # "auto" on a usable GPU: one lane unless asked
+        assert config.lanes == (lanes or 1)
+        return
+    assert config.lanes == played and ev.threads == network_threads
 
 
 def test_two_lanes_on_one_core_are_refused_with_one_line():

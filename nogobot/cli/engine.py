@@ -54,7 +54,8 @@ agent_choice = click.option(
 
 
 def agent_factory(name: str, *, model_path: str | None = None, device: str = "cpu",
-                  threads: int | None = None, search: dict | None = None,
+                  threads: int | None = None, lanes: int | None = 1,
+                  search: dict | None = None,
                   playouts: int | None = None,
                   seconds: float | None = None, depth: int | None = None,
                   seed: int | None = None, settings: dict | None = None, log: Any = None,
@@ -62,6 +63,11 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
     """A function that builds agent ``name``: "mcts" (the network search on ``model_path``,
     None for the engine's default net, with ``mcts.SearchConfig(**search)``) or a baseline
     from ``agents.registry``.
+
+    ``threads``: the cores the network search has (None: every core); with two ``lanes`` the
+    network gets one fewer (the search's thread keeps one), and ``lanes`` None decides by the
+    net: two where an int8 net plays on a CPU with two or more cores, else one (an fp32 net on
+    one core fewer is no faster than one lane; on a GPU two lanes are unmeasured).
 
     The agent is built when the function is first called, so the protocol answers while the
     network and the kernels load. ``seconds`` None leaves each agent its own default limit;
@@ -79,14 +85,25 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
         from ..net.inference import load_evaluator
         from ..tools import warmup
 
-        evaluator = load_evaluator(model_path, device=device, threads=threads)
+        # With two lanes the search's thread keeps a core of its own (a GPU session ignores
+        # the count); a session is made in milliseconds, so "by the net" loads it again.
+        cores = threads or os.cpu_count() or 1
+        evaluator = load_evaluator(model_path, device=device,
+                                   threads=cores - 1 if lanes == 2 else threads)
+        n_lanes = lanes
+        if n_lanes is None:
+            n_lanes = 2 if cores >= 2 and evaluator.int8 and not evaluator.on_gpu else 1
+            if n_lanes == 2:
+                evaluator = load_evaluator(evaluator.path, device="cpu", threads=cores - 1)
         if log is not None:  # which net plays: the default's encoding depends on the machine
-            print(f"network: {evaluator.describe()}", file=log, flush=True)
+            print(f"network: {evaluator.describe()}{', two lanes' if n_lanes == 2 else ''}",
+                  file=log, flush=True)
         # A search never starts before its kernels are compiled (the cold first run): without
         # a clock its time then starts when the search is ready.
         warmup.wait("search", log=warm_log)
         limit = {} if seconds is None else {"seconds": seconds}
-        return MCTSAgent(evaluator, config=SearchConfig(**(search or {})), playouts=playouts,
+        config = SearchConfig(**{**(search or {}), "lanes": n_lanes})
+        return MCTSAgent(evaluator, config=config, playouts=playouts,
                          seed=seed, log=log, book=book, **limit)
 
     return build
@@ -124,11 +141,12 @@ def read_book(path: str | None, agent_name: str):
                    "docs/engine.md); repeatable.")
 @click.option("--ponder", is_flag=True, help="Think on the opponent's time.")
 @batch_option()
-@click.option("--lanes", default=1, show_default=True, type=click.IntRange(1, 2),
+@click.option("--lanes", default=None, type=click.IntRange(1, 2),
               help="Batches in the network at once: 2 runs the network on a thread of its "
                    "own, one batch behind the search, so the tree's work (rollouts included) "
                    "overlaps it; on a CPU the network then gets one core fewer than --threads. "
-                   "Needs two cores.")
+                   "Needs two cores. Default: 2 where an int8 net plays on a CPU with two or "
+                   "more cores, else 1.")
 @click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
               help="Memory bound of the search tree in MB (tree reuse may hold two), "
                    "default 1024.")
@@ -192,15 +210,9 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
     cores = threads or os.cpu_count() or 1
-    network_threads = threads
-    if lanes == 2:
-        if cores < 2:
-            raise click.BadParameter("two lanes need two cores (--threads 2 or more)",
-                                     param_hint="--lanes")
-        search["lanes"] = 2
-        # The search's thread keeps a core of its own (the network's session on a GPU
-        # ignores the count).
-        network_threads = cores - 1
+    if lanes == 2 and cores < 2:
+        raise click.BadParameter("two lanes need two cores (--threads 2 or more)",
+                                 param_hint="--lanes")
     if rollout_weight is not None:
         search["rollout_weight"] = rollout_weight
     if endgame_rollout_weight is not None:
@@ -222,7 +234,7 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device,
-                            threads=network_threads, search=search, seed=seed,
+                            threads=threads, lanes=lanes, search=search, seed=seed,
                             log=None if quiet else sys.stderr,
                             book=book, **limits)
     # numba's kernels load (or, on a fresh install, compile) in the background while the first

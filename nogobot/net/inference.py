@@ -116,6 +116,7 @@ class Evaluator:
     path: Path | None = None  # the model file, for evaluators that load one
     threads = 0  # CPU threads of the network's session (0: not a CPU session)
     on_gpu = False
+    int8 = False  # an int8 encoding of a net (its sidecar has a ``quantization`` section)
 
     def evaluate(self, planes: np.ndarray) -> Evaluation:
         raise NotImplementedError
@@ -196,6 +197,7 @@ class OnnxEvaluator(Evaluator):
         self.path = Path(path)
         self.meta, data = check_model(self.path)
         self.name = str(self.meta.get("name", self.path.stem))
+        self.int8 = bool(self.meta.get("quantization"))
         self.threads = int(threads) if threads else (os.cpu_count() or 1)
         self.requested_device = device
         self.fp16 = False
