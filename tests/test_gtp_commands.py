@@ -587,12 +587,13 @@ def gtp_agent_options(monkeypatch, args: list[str]) -> dict:
     import nogobot.gtp
     from nogobot.cli import engine as engine_cli
     from nogobot.cli import main
+    from nogobot.core import machine
 
     built = {}
     monkeypatch.setattr(engine_cli, "agent_factory", lambda name, **kw: built.update(kw))
     monkeypatch.setattr(nogobot.gtp, "serve", lambda factory, **kw: 0)
     monkeypatch.setattr(engine_cli, "exit_now", lambda status: None)
-    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: 5)
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: 5)
     res = CliRunner().invoke(main, ["gtp", *args], input="")
     assert res.exit_code == 0, res.output
     return built
@@ -639,10 +640,11 @@ def test_the_agent_plays_two_lanes_where_an_int8_net_plays_on_a_cpu(
     session then on one core fewer (loaded again); one lane elsewhere."""
     import nogobot.engine.player as player
     from nogobot.cli import engine as engine_cli
+    from nogobot.core import machine
     from nogobot.net.modelfile import default_model_path, int8_model_path
     from nogobot.tools import warmup
 
-    monkeypatch.setattr(engine_cli.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: cores)
     monkeypatch.setattr(warmup, "wait", lambda *a, **kw: None)
     monkeypatch.setattr(player, "MCTSAgent", lambda ev, config, **kw: (ev, config))
     model = int8_model_path() if net == "int8" else default_model_path()
@@ -662,3 +664,17 @@ def test_two_lanes_on_one_core_are_refused_with_one_line():
 
     res = CliRunner().invoke(main, ["gtp", "--lanes", "2", "--threads", "1"], input="")
     assert res.exit_code == 2 and "two lanes need two cores" in res.output
+
+
+def test_a_search_has_its_threads_or_every_core_and_two_lanes_need_two(monkeypatch):
+    from nogobot.core import machine
+
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: 6)
+    assert machine.search_cores(None) == 6 and machine.search_cores(None, lanes=2) == 6
+    assert machine.search_cores(3, lanes=None) == 3 and machine.search_cores(1) == 1
+    with pytest.raises(ValueError, match="two lanes need two cores"):
+        machine.search_cores(1, lanes=2)
+    monkeypatch.setattr(machine.os, "cpu_count", lambda: None)  # unknown: one core
+    assert machine.search_cores(None) == 1
+    with pytest.raises(ValueError):
+        machine.search_cores(None, lanes=2)

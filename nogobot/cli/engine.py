@@ -7,12 +7,12 @@ its rules referee, and `name` must answer at once.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Callable
 
 import click
 
+from ..core.machine import search_cores
 from .options import (
     batch_option,
     clock_options,
@@ -87,7 +87,7 @@ def agent_factory(name: str, *, model_path: str | None = None, device: str = "cp
 
         # With two lanes the search's thread keeps a core of its own (a GPU session ignores
         # the count); a session is made in milliseconds, so "by the net" loads it again.
-        cores = threads or os.cpu_count() or 1
+        cores = search_cores(threads, lanes)
         evaluator = load_evaluator(model_path, device=device,
                                    threads=cores - 1 if lanes == 2 else threads)
         n_lanes = lanes
@@ -209,10 +209,10 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
-    cores = threads or os.cpu_count() or 1
-    if lanes == 2 and cores < 2:
-        raise click.BadParameter("two lanes need two cores (--threads 2 or more)",
-                                 param_hint="--lanes")
+    try:
+        cores = search_cores(threads, lanes)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--lanes") from None
     if rollout_weight is not None:
         search["rollout_weight"] = rollout_weight
     if endgame_rollout_weight is not None:

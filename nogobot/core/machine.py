@@ -1,4 +1,5 @@
-"""What the machine's CPU is, for benchmarks' headers and for the engine's choice of encoding.
+"""What the machine's CPU is, for benchmarks' headers and for the engine's choice of encoding,
+and the cores a search gets (``search_cores``: two lanes need two).
 
 Linux's /proc/cpuinfo answers both questions; elsewhere the CPU is ``platform``'s word for it
 and int8 dot-product instructions count as absent (the int8 net is then not chosen by default).
@@ -32,6 +33,15 @@ def _cpuinfo(key: str) -> str | None:
 def cpu_name() -> str:
     """The CPU's model name (/proc/cpuinfo's, else ``platform``'s)."""
     return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+def search_cores(threads: int | None, lanes: int | None = 1) -> int:
+    """The cores a search has: ``threads``, or every core. Two lanes need two (the network on
+    one thread, the search's selection and rollouts on another): ValueError on fewer."""
+    cores = threads or os.cpu_count() or 1
+    if lanes == 2 and cores < 2:
+        raise ValueError("two lanes need two cores (--threads 2 or more)")
+    return cores
 
 
 def machine() -> str:

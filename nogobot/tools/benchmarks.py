@@ -12,6 +12,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from ..core.machine import search_cores
+
 
 def _rate(run: Callable[[int], object], seconds: float, repeats: int) -> tuple[float, list[float]]:
     """Median calls/s of ``run(n)`` over ``repeats`` windows of about ``seconds`` each."""
@@ -237,9 +239,7 @@ def bench_lanes(model: str | None = None, threads: int | None = None, seconds: f
     from ..game.positions import sample_positions
     from ..net.inference import load_evaluator
 
-    cores = threads or os.cpu_count() or 1
-    if cores < 2:
-        raise ValueError("two lanes need two cores (--threads 2 or more)")
+    cores = search_cores(threads, lanes=2)
     positions = sample_positions(size)
     searchers = {}
     for lanes, net_threads in ((1, cores), (2, cores - 1)):
