@@ -174,3 +174,22 @@ def test_resume_after_kill(tmp_path):
     assert [int(r["generation"]) for r in read_csv(d / "generations.csv")] == [1, 2, 3]
     assert (d / "ckpt" / "stage0.pt").read_bytes() != ckpt_gen1  # training went on
     assert not list(d.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("config,failures,generation,gated", [
+    ("campaign.yaml", 0, 5, 0),        # the current stage until it plateaus...
+    ("campaign.yaml", 3, 5, 1),        # ...then the next stage's net, trained all along
+    ("campaign.yaml", 0, 8, 1),        # and every 8th generation
+    ("campaign-cpu.yaml", 0, 5, 0),
+    ("campaign-cpu.yaml", 3, 5, 0),    # the next stage is not trained: never gated
+    ("campaign-cpu.yaml", 30, 8, 0),
+])
+def test_the_next_stage_is_gated_only_where_it_is_trained(config, failures, generation, gated):
+    from types import SimpleNamespace
+
+    from nogobot.train.config import load_config
+    from nogobot.train.loop import TrainingRun
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "campaign" / config)
+    state = {"stage": 0, "failures": failures, "generation": generation}
+    assert TrainingRun.gate_stage(SimpleNamespace(cfg=cfg, state=state)) == gated

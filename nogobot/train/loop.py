@@ -258,7 +258,12 @@ class TrainingRun:
 
     # -- one generation ---------------------------------------------------------------------
     def gate_stage(self) -> int:
+        """The stage whose candidate is gated: the next stage's once the current one has
+        plateaued or when a try is scheduled, but only where the next stage is trained (an
+        untrained checkpoint would be gated in place of the current stage's every time)."""
         st, n, cur = self.state, len(self.cfg.network.stages), self.cfg.curriculum
+        if not cur.train_next_stage:
+            return st["stage"]
         plateau = st["failures"] >= cur.plateau_failures
         scheduled = cur.try_next_every > 0 and st["generation"] % cur.try_next_every == 0
         return st["stage"] + 1 if (plateau or scheduled) and st["stage"] + 1 < n else st["stage"]
