@@ -356,7 +356,8 @@ def test_kata_and_sabaki_formats(engine):
 
 
 def test_genmove_analyze_is_not_stopped_by_input(engine):
-    engine.ask("nogobot-param playouts 2500")
+    # Enough playouts to outlast 0.3 s at two lanes' rate (about 15,000 a second on 2 cores).
+    engine.ask("nogobot-param playouts 8000")
     start = engine.send("5 lz-genmove_analyze b 20\nname\n")
     lines = engine.response()
     took = lines[-1][0] - start
