@@ -180,10 +180,13 @@ def test_a_failing_network_call_in_a_pipelined_search_is_raised_and_leaves_the_t
 def test_the_lanes_bench_measures_both_ways_and_needs_two_cores(capsys):
     from nogobot.tools.benchmarks import bench_lanes
 
-    out = bench_lanes(threads=2, seconds=0.05, rounds=1, size=9)
+    out = bench_lanes(threads=2, seconds=0.05, rounds=1, size=9, batches=(8, 16))
     assert out["one_lane"] > 0 and out["two_lanes"] > 0
+    assert out["two_lanes"] == out["two_lanes_by_batch"][8]
+    assert set(out["two_lanes_by_batch"]) == {8, 16}
     assert out["ratio"] == pytest.approx(out["two_lanes"] / out["one_lane"])
     printed = capsys.readouterr().out
-    assert "1 lane " in printed and "2 lanes" in printed and "two lanes / one" in printed
+    assert "1 lane, batch 16" in printed and "two lanes / one" in printed
+    assert "2 lanes, batch 8" in printed and "2 lanes, batch 16" in printed
     with pytest.raises(ValueError, match="two cores"):
         bench_lanes(threads=1, seconds=0.05)

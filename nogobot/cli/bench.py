@@ -75,14 +75,17 @@ def bench_search_cmd(model, device, threads, batch, seconds, size) -> None:
 @click.option("--seconds", default=3.0, show_default=True, help="Search time per position.")
 @click.option("--rounds", default=2, show_default=True, type=click.IntRange(1, 20),
               help="Passes over the sample positions, each way.")
+@click.option("--batch", "batches", multiple=True, type=click.IntRange(1, 256),
+              help="The two-lane search's batch size (repeat it to measure several; default: "
+                   "the engine's). One lane keeps the engine's.")
 @size_option()
-def bench_lanes_cmd(model, threads, seconds, rounds, size) -> None:
+def bench_lanes_cmd(model, threads, seconds, rounds, batches, size) -> None:
     """Playouts/s as in play with two lanes beside one lane, alternated (a CPU bench)."""
     from ..tools.benchmarks import bench_lanes
 
     try:
         bench_lanes(model=engine_model(model), threads=threads, seconds=seconds, rounds=rounds,
-                    size=size)
+                    size=size, batches=batches)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threads") from None
 

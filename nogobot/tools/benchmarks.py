@@ -12,7 +12,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from ..core.machine import search_cores
+from ..core.machine import machine, search_cores
 
 
 def _rate(run: Callable[[int], object], seconds: float, repeats: int) -> tuple[float, list[float]]:
@@ -36,8 +36,8 @@ def _rate(run: Callable[[int], object], seconds: float, repeats: int) -> tuple[f
 
 
 def machine_line() -> str:
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, " \
-           f"Python {platform.python_version()}"
+    """The benchmark header's machine: the CPU's model name, its cores, Python's version."""
+    return f"{machine()}, Python {platform.python_version()}"
 
 
 def bench_rules(size: int = 9, seconds: float = 3.0, repeats: int = 5) -> dict:
@@ -230,39 +230,49 @@ def bench_search(model: str | None = None, device: str = "auto", threads: int | 
 
 
 def bench_lanes(model: str | None = None, threads: int | None = None, seconds: float = 3.0,
-                rounds: int = 2, size: int = 9) -> dict:
+                rounds: int = 2, size: int = 9, batches: tuple[int, ...] = ()) -> dict:
     """Search playouts/s as in play (hybrid rollouts on, solver off) with two lanes, the network
     on one core fewer, beside one lane with the network on every core, alternated position by
-    position so that the machine's load falls on both alike."""
+    position so that the machine's load falls on all alike. ``batches``: the two-lane searches'
+    batch sizes, each a search of its own (default: the engine's); one lane keeps the engine's."""
     from ..engine.mcts import SearchConfig
     from ..engine.search import Searcher, SearchLimits
     from ..game.positions import sample_positions
     from ..net.inference import load_evaluator
 
     cores = search_cores(threads, lanes=2)
+    default = SearchConfig().batch_size
+    batches = tuple(dict.fromkeys(batches or (default,)))
     positions = sample_positions(size)
+    arms = [(1, default)] + [(2, b) for b in batches]
     searchers = {}
-    for lanes, net_threads in ((1, cores), (2, cores - 1)):
-        ev = load_evaluator(model, device="cpu", threads=net_threads)
-        s = Searcher(ev, size, SearchConfig(use_solver=False, lanes=lanes), seed=0)
+    for lanes, batch in arms:
+        ev = load_evaluator(model, device="cpu", threads=cores if lanes == 1 else cores - 1)
+        cfg = SearchConfig(use_solver=False, lanes=lanes, batch_size=batch)
+        s = Searcher(ev, size, cfg, seed=0)
         s.search(positions[0], SearchLimits(playouts=64))  # compile, warm up
-        searchers[lanes] = s
-    print(f"nogobot bench lanes: {searchers[1].evaluator.describe()} (one lane) against "
-          f"{searchers[2].evaluator.describe()} (two lanes), rollouts as in play, {size}x{size}, "
-          f"{seconds:g} s per position, {rounds} rounds ({machine_line()})")
-    rates: dict[int, list[float]] = {1: [], 2: []}
+        searchers[lanes, batch] = s
+    print(f"nogobot bench lanes: {searchers[arms[0]].evaluator.describe()} (one lane) against "
+          f"{searchers[arms[1]].evaluator.describe()} (two lanes), rollouts as in play, "
+          f"{size}x{size}, {seconds:g} s per position, {rounds} rounds ({machine_line()})")
+    rates: dict[tuple[int, int], list[float]] = {arm: [] for arm in arms}
     for _ in range(rounds):
         for board in positions:
-            for lanes, s in searchers.items():
+            for arm, s in searchers.items():
                 s.reset()
                 r = s.search(board, SearchLimits(seconds=seconds))
-                rates[lanes].append(r.playouts / r.seconds)
-    one, two = statistics.median(rates[1]), statistics.median(rates[2])
-    for lanes, rate in ((1, one), (2, two)):
-        print(f"  {lanes} lane{'s' if lanes > 1 else ' '} (median)  {rate:12,.0f} playouts/s  "
-              f"(runs: {', '.join(f'{x:,.0f}' for x in rates[lanes])})")
+                rates[arm].append(r.playouts / r.seconds)
+    median = {arm: statistics.median(rs) for arm, rs in rates.items()}
+    one = median[arms[0]]
+    for (lanes, batch), rate in median.items():
+        label = f"{lanes} lane{'s' if lanes > 1 else ''}, batch {batch}".ljust(20)
+        ratio = "" if lanes == 1 else f"  {rate / one:5.2f}x one lane"
+        print(f"  {label} (median) {rate:12,.0f} playouts/s{ratio}  "
+              f"(runs: {', '.join(f'{x:,.0f}' for x in rates[lanes, batch])})")
+    two = median[arms[1]]
     print(f"  two lanes / one          {two / one:12.2f}")
-    return {"one_lane": one, "two_lanes": two, "ratio": two / one}
+    return {"one_lane": one, "two_lanes": two, "ratio": two / one,
+            "two_lanes_by_batch": {b: median[2, b] for b in batches}}
 
 
 def bench_time(main: float = 20.0, per_move: float | None = None, games: int = 2,
