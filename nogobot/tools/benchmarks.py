@@ -270,7 +270,8 @@ def bench_lanes(model: str | None = None, threads: int | None = None, seconds: f
         print(f"  {label} (median) {rate:12,.0f} playouts/s{ratio}  "
               f"(runs: {', '.join(f'{x:,.0f}' for x in rates[lanes, batch])})")
     two = median[arms[1]]
-    print(f"  two lanes / one          {two / one:12.2f}")
+    print(f"  two lanes / one          {two / one:12.2f}"
+          + (f"  (batch {batches[0]})" if len(batches) > 1 else ""))
     return {"one_lane": one, "two_lanes": two, "ratio": two / one,
             "two_lanes_by_batch": {b: median[2, b] for b in batches}}
 
