@@ -245,11 +245,12 @@ def bench_lanes(model: str | None = None, threads: int | None = None, seconds: f
     batches = tuple(dict.fromkeys(batches or (default,)))
     positions = sample_positions(size)
     arms = [(1, default)] + [(2, b) for b in batches]
+    # one network per thread count: the two-lane searches share theirs (they run in turn)
+    evaluators = {n: load_evaluator(model, device="cpu", threads=n) for n in (cores, cores - 1)}
     searchers = {}
     for lanes, batch in arms:
-        ev = load_evaluator(model, device="cpu", threads=cores if lanes == 1 else cores - 1)
         cfg = SearchConfig(use_solver=False, lanes=lanes, batch_size=batch)
-        s = Searcher(ev, size, cfg, seed=0)
+        s = Searcher(evaluators[cores if lanes == 1 else cores - 1], size, cfg, seed=0)
         s.search(positions[0], SearchLimits(playouts=64))  # compile, warm up
         searchers[lanes, batch] = s
     print(f"nogobot bench lanes: {searchers[arms[0]].evaluator.describe()} (one lane) against "
