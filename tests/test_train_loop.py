@@ -113,6 +113,37 @@ def test_selfplay_dataset_then_from_games(run_dir, tmp_path):
     assert [r["net"] for r in read_csv(d / "metrics.csv")][0] == "supervised"
 
 
+def test_window_from_seeds_a_new_run_with_the_old_runs_games(run_dir, tmp_path):
+    d = tmp_path / "seeded"
+    r = invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--window-from", str(run_dir),
+                "--set", "replay.window_games=5", "--generations", "0"])
+    old = sorted((run_dir / "games").rglob("*.npz"))
+    seeded = sorted((d / "games").rglob("*.npz"))
+    # the old run's newest 5 games, in their order, under games/gen0000/ (before generation 1)
+    assert [p.relative_to(d / "games" / "gen0000") for p in seeded] == \
+        [p.relative_to(run_dir / "games") for p in old[-5:]]
+    assert all(p.read_bytes() == q.read_bytes() for p, q in zip(seeded, old[-5:]))
+    assert all(p.with_suffix(".sgf").exists() for p in seeded)
+    assert "5 games of" in r.output
+    assert json.loads((d / "state.json").read_text())["generation"] == 1
+    # a later generation's games sort after them, so they are the first to leave the window
+    assert sorted([*seeded, d / "games" / "gen0001" / "g00000.npz"])[-1].parent.name == "gen0001"
+    # a run that has started keeps its games: the option is only noted
+    again = invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--window-from",
+                    str(run_dir), "--generations", "0"])
+    assert "--window-from ignored" in again.output
+    assert sorted((d / "games").rglob("*.npz")) == seeded
+
+
+def test_window_from_a_folder_without_games_is_refused(tmp_path):
+    (tmp_path / "empty" / "games").mkdir(parents=True)
+    r = CliRunner().invoke(main, ["train", str(TINY_CONFIG), "--run-dir", str(tmp_path / "new"),
+                                  "--window-from", str(tmp_path / "empty"), "--generations", "0"])
+    assert r.exit_code != 0
+    assert "holds no finished game" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "new" / "state.json").exists()
+
+
 def _digest(folder: Path) -> dict:
     """Digests of the FINISHED games' files (an .npz on disk marks a finished game; an .sgf
     without its .npz belongs to a game that was in play when the run was killed)."""

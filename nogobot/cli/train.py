@@ -47,6 +47,9 @@ def train_group() -> None:
                    "or a directory) before self-play.")
 @click.option("--from-games-steps", default=1000, show_default=True,
               type=click.IntRange(min=1), help="Training steps on --from-games.")
+@click.option("--window-from", default=None, type=click.Path(file_okay=False, exists=True),
+              help="A new run starts with this run directory's newest replay window of games "
+                   "(to go on from its net without training on a near-empty window).")
 @click.option("--generations", default=None, type=click.IntRange(min=0),
               help="Stop after this generation (overrides the config; 0 = initialise only).")
 @click.option("--max-minutes", default=None, type=click.FloatRange(min=0),
@@ -64,8 +67,8 @@ def train_group() -> None:
               help="Override a config setting, e.g. --set network.stages.0.garb=false "
                    "(repeatable; the run directory keeps the effective config).")
 def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_steps,
-                  generations, max_minutes, torch_threads, ray_address, ray_actors, ray_device,
-                  overrides) -> None:
+                  window_from, generations, max_minutes, torch_threads, ray_address, ray_actors,
+                  ray_device, overrides) -> None:
     """Train from self-play with CONFIG.yaml in --run-dir (resumable, even after kill -9)."""
     from pathlib import Path
 
@@ -99,7 +102,8 @@ def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_
             train_command(cfg, run_dir, device=device, workers=workers, config_path=config_path,
                           from_games=from_games, from_games_steps=from_games_steps,
                           generations=generations, max_minutes=max_minutes,
-                          torch_threads=torch_threads, backend=backend)
+                          torch_threads=torch_threads, backend=backend,
+                          window_from=window_from)
         except (FileNotFoundError, ValueError) as e:
             raise click.ClickException(str(e)) from None
 

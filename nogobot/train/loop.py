@@ -20,6 +20,12 @@ it (``stage`` += 1). Run-directory layout: ``state.json``, ``config.yaml`` (the 
 config), ``games/``, ``ckpt/`` (``stage{s}.pt`` latest per stage, ``best.pt`` the best net's
 weights), ``nets/``, ``metrics.csv``, ``elo.csv``, ``generations.csv``.
 
+**A window carried over** (``--window-from RUN``): a fresh run that goes on from another run's
+net would otherwise train its first generations' full steps on a window of 48, 96, ... games,
+sampling each early position many times over. ``seed_window`` copies the other run's newest
+``replay.window_games`` games into ``games/gen0000/``, where they sort before generation 1's and
+leave the window as new games come, as they would have in the run they came from.
+
 This module owns the generation loop and the run's state; whether a candidate wins its gating
 is gating.py's, how the run's CSV and JSON files are written is runfiles.py's.
 """
@@ -197,6 +203,39 @@ class TrainingRun:
         export_net(t.cpu_model(), out, training=training,
                    sizes=tuple(self.cfg.export.parity_sizes))
         return out
+
+    def seed_window(self, source) -> int:
+        """Copy the newest ``replay.window_games`` finished games (``.npz`` shards with their
+        ``.sgf``) of run directory ``source`` into ``games/gen0000/``, keeping their order;
+        return how many. Only a run with no games of its own may be seeded."""
+        import shutil
+
+        from .replay import ReplayBuffer
+
+        source = Path(source)
+        if source.resolve() == self.dir.resolve():
+            raise ValueError(f"--window-from {source}: that is this run directory")
+        if not (source / "games").is_dir():
+            raise FileNotFoundError(f"--window-from {source}: no games/ folder there")
+        shards = ReplayBuffer(source / "games", self.cfg.replay.window_games).shard_paths()
+        shards = shards[-self.cfg.replay.window_games:]
+        if not shards:
+            raise ValueError(f"--window-from {source}: its games/ folder holds no finished game")
+        dest_root = self.dir / "games" / "gen0000"
+        if any(not p.is_relative_to(dest_root) for p in (self.dir / "games").rglob("*.npz")):
+            raise ValueError(f"{self.dir}: holds games already; --window-from seeds a new run")
+        for shard in shards:
+            rel = shard.relative_to(source / "games")
+            for src in (shard, shard.with_suffix(".sgf")):
+                if src.exists():
+                    dest = dest_root / rel.with_suffix(src.suffix)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = dest.with_name(dest.name + ".tmp")
+                    shutil.copyfile(src, tmp)
+                    tmp.replace(dest)
+        log(f"window: {len(shards)} games of {source} in {dest_root} (they leave the window as "
+            f"generation 1 on adds games)")
+        return len(shards)
 
     def initialise(self, from_games=None, from_games_steps: int = 1000) -> None:
         """Generation 0: the initial net (init checkpoint, supervised on records, or random)."""
@@ -407,10 +446,11 @@ class TrainingRun:
 def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int = 1,
                   config_path=None, from_games=None, from_games_steps: int = 1000,
                   generations: int | None = None, max_minutes: float | None = None,
-                  torch_threads: int = 1, backend=None) -> int:
+                  torch_threads: int = 1, backend=None, window_from=None) -> int:
     """What ``nogobot train CONFIG --run-dir DIR`` does (resume included). ``device`` may be
     "auto": CUDA when torch sees a GPU, else the CPU. ``backend`` plays the games (backend.py;
-    default: ``workers`` processes here)."""
+    default: ``workers`` processes here). ``window_from``: a run directory whose newest window
+    of games a new run starts with (``seed_window``)."""
     import torch
 
     if device == "auto":
@@ -420,8 +460,13 @@ def train_command(cfg: TrainConfig, run_dir, device: str = "cpu", workers: int =
     run = TrainingRun(cfg, run_dir, device=device, workers=workers, config_path=config_path,
                       backend=backend)
     if run.state is None:
+        if window_from:
+            run.seed_window(window_from)
         run.initialise(from_games, from_games_steps)
     else:
+        if window_from:
+            log("note: --window-from ignored: this run directory has started already "
+                "(use a new --run-dir)")
         if from_games and not run.state.get("from_games"):
             log("note: --from-games ignored: this run directory was initialised without it "
                 "(use a new --run-dir)")
