@@ -234,7 +234,7 @@ class TrainingRun:
                     shutil.copyfile(src, tmp)
                     tmp.replace(dest)
         log(f"window: {len(shards)} games of {source} in {dest_root} (they leave the window as "
-            f"generation 1 on adds games)")
+            f"the run's own games come)")
         return len(shards)
 
     def initialise(self, from_games=None, from_games_steps: int = 1000) -> None:
