@@ -208,8 +208,6 @@ class TrainingRun:
         """Copy the newest ``replay.window_games`` finished games (``.npz`` shards with their
         ``.sgf``) of run directory ``source`` into ``games/gen0000/``, keeping their order;
         return how many. Only a run with no games of its own may be seeded."""
-        import shutil
-
         from .replay import ReplayBuffer
 
         source = Path(source)
@@ -230,9 +228,7 @@ class TrainingRun:
                 if src.exists():
                     dest = dest_root / rel.with_suffix(src.suffix)
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = dest.with_name(dest.name + ".tmp")
-                    shutil.copyfile(src, tmp)
-                    tmp.replace(dest)
+                    write_atomic(dest, src.read_bytes())
         log(f"window: {len(shards)} games of {source} in {dest_root} (they leave the window as "
             f"the run's own games come)")
         return len(shards)
