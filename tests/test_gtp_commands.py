@@ -612,6 +612,19 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
     assert built["threads"] == (None if not args else 3)
 
 
+@pytest.mark.parametrize("args, search", [
+    ([], {}),
+    (["--c-puct", "1.5"], {"c_puct": 1.5}),
+    (["--fpu-reduction", "0", "--c-puct", "0.8"], {"fpu_reduction": 0.0, "c_puct": 0.8}),
+])
+def test_gtp_hands_puct_settings_to_the_search(monkeypatch, args, search):
+    """`--c-puct` and `--fpu-reduction` reach the search's settings; unset, the search keeps
+    its own defaults."""
+    built = gtp_agent_options(monkeypatch, args)
+    for key in ("c_puct", "fpu_reduction"):
+        assert built["search"].get(key) == search.get(key)
+
+
 @pytest.mark.parametrize("args, lanes", [
     ([], None),                                    # the net decides (agent_factory)
     (["--lanes", "1"], 1),

@@ -150,6 +150,11 @@ def read_book(path: str | None, agent_name: str):
 @click.option("--max-tree-mb", default=None, type=click.IntRange(min=1),
               help="Memory bound of the search tree in MB (tree reuse may hold two), "
                    "default 1024.")
+@click.option("--c-puct", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="PUCT's exploration constant (default 1.1; values are -1..1).")
+@click.option("--fpu-reduction", default=None, type=click.FloatRange(min=0),
+              help="First-play urgency: an unvisited move is valued at its parent's value "
+                   "less this (default 0.2; values are -1..1).")
 @click.option("--rollout-weight", default=None, type=click.FloatRange(0, 1),
               help="Hybrid leaf evaluation: the weight of NoGo policy rollouts mixed with the "
                    "network's value at each leaf (0: the network alone; default 0.5).")
@@ -191,8 +196,8 @@ def read_book(path: str | None, agent_name: str):
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, rollout_weight,
-            endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_long_from,
+            lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, c_puct, fpu_reduction,
+            rollout_weight, endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_long_from,
             solver_rate, solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx,
             quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
@@ -213,6 +218,10 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         cores = search_cores(threads, lanes)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--lanes") from None
+    if c_puct is not None:
+        search["c_puct"] = c_puct
+    if fpu_reduction is not None:
+        search["fpu_reduction"] = fpu_reduction
     if rollout_weight is not None:
         search["rollout_weight"] = rollout_weight
     if endgame_rollout_weight is not None:
