@@ -197,9 +197,9 @@ def read_book(path: str | None, agent_name: str):
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
             lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, c_puct, fpu_reduction,
-            rollout_weight, endgame_rollout_weight, rollouts, solver_from, solver_nodes, solver_long_from,
-            solver_rate, solver_threads, leaf_proofs, book_path, agent_name, seed, live_gfx,
-            quiet) -> None:
+            rollout_weight, endgame_rollout_weight, rollouts, solver_from, solver_nodes,
+            solver_long_from, solver_rate, solver_threads, leaf_proofs, book_path, agent_name,
+            seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
