@@ -213,33 +213,19 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
     model_path = engine_model(model) if agent_name == "mcts" else None
     book = read_book(book_path, agent_name)
     # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
-    search = dict(batch_size=batch, **({"max_tree_mb": max_tree_mb} if max_tree_mb else {}))
     try:
         cores = search_cores(threads, lanes)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--lanes") from None
-    if c_puct is not None:
-        search["c_puct"] = c_puct
-    if fpu_reduction is not None:
-        search["fpu_reduction"] = fpu_reduction
-    if rollout_weight is not None:
-        search["rollout_weight"] = rollout_weight
-    if endgame_rollout_weight is not None:
-        search["endgame_rollout_weight"] = endgame_rollout_weight
-    if rollouts is not None:
-        search["rollout_count"] = rollouts
-    if solver_from is not None:
-        search["solver_from"] = solver_from
-    if solver_nodes is not None:
-        search["solver_max_nodes"] = solver_nodes
-    if solver_long_from is not None:
-        search["solver_long_from"] = solver_long_from
-    if solver_rate is not None:
-        search["solver_rate"] = solver_rate
+    # Each option given on the command line overrides its SearchConfig field.
+    given = {"max_tree_mb": max_tree_mb, "c_puct": c_puct, "fpu_reduction": fpu_reduction,
+             "rollout_weight": rollout_weight, "endgame_rollout_weight": endgame_rollout_weight,
+             "rollout_count": rollouts, "solver_from": solver_from,
+             "solver_max_nodes": solver_nodes, "solver_long_from": solver_long_from,
+             "solver_rate": solver_rate, "leaf_proof_empty": leaf_proofs}
+    search = dict(batch_size=batch, **{k: v for k, v in given.items() if v is not None})
     # The cores the network uses (every core unless --threads says) are idle while it solves.
     search["solver_threads"] = solver_threads or cores
-    if leaf_proofs is not None:
-        search["leaf_proof_empty"] = leaf_proofs
     # --playouts and --seconds limit the network search; the greedy agent takes neither.
     limits = dict(playouts=playouts, seconds=move_seconds) if agent_name == "mcts" else {}
     factory = agent_factory(agent_name, model_path=model_path, device=device,
