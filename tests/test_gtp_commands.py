@@ -612,17 +612,32 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
     assert built["threads"] == (None if not args else 3)
 
 
+EVERY_SEARCH_OPTION = (
+    ["--max-tree-mb", "64", "--c-puct", "0.8", "--fpu-reduction", "0", "--rollout-weight", "0.3",
+     "--endgame-rollout-weight", "0.6", "--rollouts", "2", "--solver-from", "27",
+     "--solver-nodes", "5000", "--solver-long-from", "0", "--solver-rate", "0",
+     "--leaf-proofs", "20"],
+    {"max_tree_mb": 64, "c_puct": 0.8, "fpu_reduction": 0.0, "rollout_weight": 0.3,
+     "endgame_rollout_weight": 0.6, "rollout_count": 2, "solver_from": 27,
+     "solver_max_nodes": 5000, "solver_long_from": 0, "solver_rate": 0, "leaf_proof_empty": 20})
+
+
 @pytest.mark.parametrize("args, search", [
     ([], {}),
     (["--c-puct", "1.5"], {"c_puct": 1.5}),
     (["--fpu-reduction", "0", "--c-puct", "0.8"], {"fpu_reduction": 0.0, "c_puct": 0.8}),
+    EVERY_SEARCH_OPTION,
 ])
-def test_gtp_hands_puct_settings_to_the_search(monkeypatch, args, search):
-    """`--c-puct` and `--fpu-reduction` reach the search's settings; unset, the search keeps
-    its own defaults."""
+def test_gtp_hands_search_settings_to_the_search(monkeypatch, args, search):
+    """Each search option given to `nogobot gtp` reaches its SearchConfig field, zeros
+    included; unset, the search keeps its own defaults."""
+    from nogobot.engine.mcts import SearchConfig
+
     built = gtp_agent_options(monkeypatch, args)
-    for key in ("c_puct", "fpu_reduction"):
-        assert built["search"].get(key) == search.get(key)
+    given = {k: v for k, v in built["search"].items()
+             if k not in ("batch_size", "solver_threads")}
+    assert given == search
+    SearchConfig(**built["search"])   # every key is a field
 
 
 @pytest.mark.parametrize("args, lanes", [
