@@ -212,12 +212,12 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         raise click.BadParameter(str(e), param_hint="--time-policy") from None
     model_path = engine_model(model) if agent_name == "mcts" else None
     book = read_book(book_path, agent_name)
-    # SearchConfig is built with the agent: importing mcts (numba) here would delay `name`.
     try:
         cores = search_cores(threads, lanes)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--lanes") from None
-    # Each option given on the command line overrides its SearchConfig field.
+    # Each option given on the command line overrides its SearchConfig field; the config
+    # itself is built with the agent: importing mcts (numba) here would delay `name`.
     given = {"max_tree_mb": max_tree_mb, "c_puct": c_puct, "fpu_reduction": fpu_reduction,
              "rollout_weight": rollout_weight, "endgame_rollout_weight": endgame_rollout_weight,
              "rollout_count": rollouts, "solver_from": solver_from,
