@@ -470,18 +470,19 @@ def test_no_early_stop_when_time_cannot_be_banked():
                      40).bankable
 
 
-def _spend_a_game(policy, solver):
+def _spend_a_game(policy, solver, edges=(61, 28)):
     """Spend a 60 s clock over a 74-ply game whose legal moves fall steadily, each move using
-    its plan; returns the seconds spent (above 61 empty points, from 61 to 29, below)."""
+    its plan; returns the seconds spent between the ``edges`` in empty points (by default
+    above 61, from 61 to 29, below)."""
     tc = TimeControl.sudden_death(60)
     clock = ClockState.start(tc)
-    spent = [0.0, 0.0, 0.0]
+    spent = [0.0] * (len(edges) + 1)
     for ply in range(0, 74, 2):
         empty = 81 - ply
         legal = max(1, int(0.95 * (74 - ply)))
         budget = plan_move(tc, clock, legal, legal, policy, empty_points=empty, solver=solver)
         clock.charge(tc, budget.planned)
-        spent[0 if empty > 61 else (1 if empty > 28 else 2)] += budget.planned
+        spent[sum(empty <= edge for edge in edges)] += budget.planned
     return spent
 
 
@@ -500,6 +501,34 @@ def test_a_lighter_opening_moves_the_clock_to_the_middle_game():
     same = [plan_move(tc, ClockState.start(tc), 60, 60, TimePolicy(opening_weight=w))
             for w in (1.0, 0.6)]
     assert same[0] == same[1]  # without the position's empty points there is no opening
+
+
+def test_the_decisive_band_takes_its_weight_from_the_other_moves():
+    """decisive_weight > 1 plans the moves from ``decisive_empty`` empty points down to the
+    solver's first try (``decisive_floor`` without a solver) as that many moves: more clock
+    there, less before it, about the same in all; each band move plans more than it did.
+    1.0 (the default) changes nothing."""
+    zones = SolverZones(exact=22, reach=26, tries=28)
+    for solver in (NO_SOLVER, zones):
+        even = _spend_a_game(TimePolicy(), solver, edges=(40, 28))
+        band = _spend_a_game(TimePolicy(decisive_weight=1.6), solver, edges=(40, 28))
+        assert band[1] > 1.3 * even[1]
+        assert band[0] < even[0]
+        assert sum(band) == pytest.approx(sum(even), rel=0.05)
+        # With the opening lighter too, the clock moves from the opening to the band.
+        both = _spend_a_game(TimePolicy(decisive_weight=1.6, opening_weight=0.6), solver,
+                             edges=(61, 40, 28))
+        plain = _spend_a_game(TimePolicy(), solver, edges=(61, 40, 28))
+        assert both[0] < 0.7 * plain[0] and both[2] > 1.4 * plain[2]
+    tc = TimeControl.sudden_death(60)
+    for empty, change in ((40, 1), (30, 1), (29, 1), (43, -1), (52, -1), (28, 0), (24, 0)):
+        plain = plan_move(tc, ClockState(30.0), 20, 20, TimePolicy(), empty_points=empty,
+                          solver=ZONES)
+        band = plan_move(tc, ClockState(30.0), 20, 20, TimePolicy(decisive_weight=1.6),
+                         empty_points=empty, solver=ZONES)
+        assert np.sign(round(band.planned - plain.planned, 9)) == change, empty
+    assert (plan_move(tc, ClockState(30.0), 20, 20, TimePolicy(decisive_weight=1.6))
+            == plan_move(tc, ClockState(30.0), 20, 20))  # no empty points: no band
 
 
 def test_floor_share_keeps_a_short_clock_for_the_moves_before_the_solver():

@@ -213,6 +213,14 @@ class TimePolicy:
     # of a move (agents.rave).
     opening_empty: int = 61
     opening_weight: float = 1.0
+    # The decisive band: own moves with at most ``decisive_empty`` empty points, above the
+    # solver's first try (or ``decisive_floor`` without one), count as ``decisive_weight`` of a
+    # move, so the plan gives them that many times an even share: games between searchers of
+    # equal strength are decided there, where the value net reads about 0.5 and the solver
+    # cannot reach yet (1.0: no difference; needs the position's empty points).
+    decisive_empty: int = 40
+    decisive_floor: int = 28
+    decisive_weight: float = 1.0
 
 
 def policy_with(policy: TimePolicy, settings: list[str]) -> TimePolicy:
@@ -291,16 +299,29 @@ def apply_lag(t: float, lag: float) -> float:
     return t * 0.5 if t < 2 * lag else t - lag
 
 
-def _opening(empty_points: int | None, policy: TimePolicy) -> tuple[float, bool]:
-    """(the weight the opening's own moves left take off the plan, whether this move is one)."""
-    if empty_points is None or policy.opening_weight == 1.0:
-        return 0.0, False
-    left = math.ceil(max(empty_points - policy.opening_empty, 0) / 2)
-    return left * (1.0 - policy.opening_weight), left > 0
+def _shape(empty_points: int | None, policy: TimePolicy, first: int) -> tuple[float, float]:
+    """(the weight the opening's and the decisive band's own moves left take off the plan,
+    this move's weight). ``first`` is where the band ends: the solver's first try."""
+    if empty_points is None:
+        return 0.0, 1.0
+
+    def own_moves_above(limit: int) -> int:
+        return math.ceil(max(empty_points - limit, 0) / 2)
+
+    opening = own_moves_above(policy.opening_empty)
+    band = own_moves_above(first) - own_moves_above(max(policy.decisive_empty, first))
+    lighter = opening * (1.0 - policy.opening_weight) + band * (1.0 - policy.decisive_weight)
+    if empty_points > policy.opening_empty:
+        this = policy.opening_weight
+    elif first < empty_points <= policy.decisive_empty:
+        this = policy.decisive_weight
+    else:
+        this = 1.0
+    return lighter, this
 
 
 def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy,
-                opening: tuple[float, bool] = (0.0, False), main: float = 0.0) -> float:
+                shape: tuple[float, float] = (0.0, 1.0), main: float = 0.0) -> float:
     """This move's share of the usable time when the moves where the solver is tried count as
     ``try_weight`` of a move and those in its reach as ``reach_weight``, but a try keeps at least
     ``try_floor_seconds`` and a move of the reach ``reach_floor_seconds`` while an even share
@@ -309,7 +330,7 @@ def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy,
     would keep 40-50 s). No floor exceeds ``floor_share`` of the ``main`` time (when it has
     one)."""
     full, tried, reached, this = zones
-    lighter, in_opening = opening
+    lighter, this_weight = shape
     even = max(usable / moves, 1e-9)
     top = policy.floor_share * main if main > 0 else math.inf
     try_floor = min(policy.try_floor_seconds, top)
@@ -319,14 +340,13 @@ def _zone_share(zones: tuple, usable: float, moves: int, policy: TimePolicy,
     weighted = full - lighter + w_try * tried + w_reach * reached
     if weighted <= 0:
         return 1.0
-    per_full = usable / weighted  # a move above the zones (after the opening)
+    per_full = usable / weighted  # a move of weight 1 above the zones
     if full > 0 and w_try * per_full > policy.try_cap_seconds:
         keep_try = policy.try_cap_seconds
         keep_reach = max(keep_try * w_reach / w_try, min(reach_floor, keep_try))
         per_full = (usable - keep_try * tried - keep_reach * reached) / (full - lighter)
         w_try, w_reach = keep_try / per_full, keep_reach / per_full
         weighted = full - lighter + w_try * tried + w_reach * reached
-    this_weight = policy.opening_weight if in_opening and this == 0 else 1.0
     return (this_weight, w_try, w_reach)[this] / weighted
 
 
@@ -406,13 +426,14 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
     # This move's share of the usable time.
-    opening = _opening(empty_points, policy)
+    first = max(solver.tries, solver.reach, solver.exact) if solver else policy.decisive_floor
+    shape = _shape(empty_points, policy, first)
     if zones is not None:
-        share = _zone_share(zones, usable, moves, policy, opening, tc.main)
+        share = _zone_share(zones, usable, moves, policy, shape, tc.main)
     else:
-        lighter, in_opening = opening
-        weighted = max(moves - lighter, policy.opening_weight)
-        share = (policy.opening_weight if in_opening else 1.0) / weighted
+        lighter, this_weight = shape
+        weighted = max(moves - lighter, this_weight)
+        share = this_weight / weighted
     planned = usable * share / min(max(clock.use_ratio, 0.5), 1.0) + guaranteed
     # The cap guards against a misjudged game length; it never stops an even share.
     cap = usable * max(policy.max_share, share) + guaranteed
