@@ -2,10 +2,11 @@
 
 One module per concern registers its commands here: ``engine`` (gtp, botzone, agent, warmup,
 conformance), ``analysis`` (analysis, review, timeplot), ``book`` (book build, show), ``bench``,
-``train`` (train run, bootstrap, report, snapshot; selfplay; export) and ``matches`` (tournament,
-train match and ladder); ``options`` holds what they share. Every subcommand imports what it
-needs lazily, so `nogobot gtp` starts fast (GoGui starts a second copy of the engine as its rules
-referee) and the engine path never imports torch.
+``train`` (train run, bootstrap, report, snapshot, patterns, calibration; selfplay),
+``netfiles`` (train average, grow, quantize; export) and ``matches`` (tournament, train match and
+ladder); ``options`` holds what they share. Every subcommand imports what it needs lazily, so
+`nogobot gtp` starts fast (GoGui starts a second copy of the engine as its rules referee) and
+the engine path never imports torch.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import analysis, bench, book, engine, matches, solve, train
+from . import analysis, bench, book, engine, matches, netfiles, solve, train
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,5 +24,5 @@ def main() -> None:
 
 
 for _command in (*engine.COMMANDS, *analysis.COMMANDS, bench.bench, *train.COMMANDS,
-                 *matches.COMMANDS, *book.COMMANDS, *solve.COMMANDS):
+                 *netfiles.COMMANDS, *matches.COMMANDS, *book.COMMANDS, *solve.COMMANDS):
     main.add_command(_command)

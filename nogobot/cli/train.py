@@ -1,5 +1,5 @@
-"""Making networks: `train` (run, bootstrap, report, snapshot, average, quantize; match and ladder live in
-matches.py), `selfplay` (a game dataset) and `export` (checkpoint to ONNX).
+"""Making networks: `train` (run, bootstrap, report, snapshot, patterns, calibration; average, grow
+and quantize live in netfiles.py, match and ladder in matches.py) and `selfplay` (a game dataset).
 
 Everything that needs torch imports it inside the command, after ``require_torch`` has turned a
 missing train extra into one line."""
@@ -251,59 +251,6 @@ def train_patterns_cmd(games, out, last_generations, size, min_count, epochs, th
                                             f"{k} {v}" for k, v in report.items()))
 
 
-@train_group.command("average")
-@click.argument("nets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
-                metavar="NETS...")
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
-              help="Output NAME.onnx (NAME.yaml sidecar written beside it).")
-@click.option("--note", default="", help="A line kept in the sidecar's training section.")
-def train_average_cmd(nets, out, note) -> None:
-    """The weight average of several ONNX NETS of one architecture (a stretch of a run's
-    generators, runs/NAME/nets/genNNNN-s0.onnx), written with its sidecar: stochastic weight
-    averaging, as KataGo ships its nets."""
-    try:
-        from ..train.average import AverageError, average_nets
-    except ImportError as e:
-        raise train_extra("train average", e) from None
-    try:
-        meta = average_nets(nets, out, note or None)
-    except AverageError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {out} and its sidecar: the mean of {len(nets)} nets, "
-               f"{meta['blocks']}x{meta['channels']}")
-
-
-@train_group.command("quantize")
-@click.argument("net", type=click.Path(exists=True, dir_okay=False), metavar="NET.onnx")
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
-              help="Output NAME.onnx (NAME.yaml sidecar written beside it).")
-@click.option("--games", default=64, show_default=True, type=click.IntRange(min=2),
-              help="Games the net plays by its own policy: half calibrate, half check.")
-@click.option("--positions", default=512, show_default=True, type=click.IntRange(min=1),
-              help="Positions taken from each half.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed for the games.")
-@click.option("--min-agreement", default=0.9, show_default=True,
-              type=click.FloatRange(0, 1),
-              help="Refuse a net whose best move is fp32's in fewer checked positions.")
-def train_quantize_cmd(net, out, games, positions, seed, min_agreement) -> None:
-    """The int8 net of an exported NET for the CPU (its tower's convolutions in int8), written
-    with its sidecar, which records how often its best move is the fp32 net's."""
-    try:
-        from ..train.quantize import QuantizeError, quantize_net
-    except ImportError as e:
-        raise train_extra("train quantize", e) from None
-    try:
-        meta = quantize_net(net, out, games=games, positions=positions, seed=seed,
-                            min_agreement=min_agreement)
-    except QuantizeError as e:
-        raise click.ClickException(str(e)) from None
-    agreed = meta["quantization"]["agreement"]
-    click.echo(f"wrote {out} and its sidecar: best move as fp32's in {agreed['top1']:.1%} of "
-               f"{agreed['positions']} positions of {agreed['games']} games, policy distance "
-               f"{agreed['policy_tv_mean']:.3f}, value within {agreed['value_diff_mean']:.3f} "
-               f"(largest {agreed['value_diff_max']:.3f})")
-
-
 @train_group.command("calibration")
 @click.argument("records", nargs=-1, required=True, type=click.Path(exists=True),
                 metavar="RECORDS...")
@@ -472,25 +419,4 @@ def selfplay_cmd(model, games, out, playouts, player, size, workers, seed, solve
     click.echo(f"wrote {n} games to {out_dir} ({start + n} in total)")
 
 
-@click.command("export")
-@click.argument("checkpoint", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False),
-              help="Output models/NAME.onnx (NAME.yaml sidecar written beside it).")
-@click.option("--sizes", default="7,9,13", show_default=True,
-              help="Board sizes of the onnxruntime-vs-torch parity check.")
-@click.option("--tol", default=1e-4, show_default=True, help="Max abs difference allowed.")
-def export_cmd(checkpoint: str, out: str, sizes: str, tol: float) -> None:
-    """Export a training CHECKPOINT to ONNX + YAML sidecar (needs the train extra)."""
-    try:
-        from ..train.export import ExportError, export_checkpoint
-    except ImportError as e:
-        raise train_extra("export", e) from None
-    try:
-        meta = export_checkpoint(checkpoint, out, sizes=_ints(sizes), tol=tol)
-    except ExportError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {out} and its sidecar: {meta['blocks']}x{meta['channels']}, parity "
-               f"{meta['export']['parity_max_abs_diff']:.2e}")
-
-
-COMMANDS = [train_group, selfplay_cmd, export_cmd]
+COMMANDS = [train_group, selfplay_cmd]

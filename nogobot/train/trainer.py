@@ -110,10 +110,19 @@ class Trainer:
         return t
 
     def init_from(self, path) -> list[str]:
-        """Start from another checkpoint's weights (e.g. the bootstrap net)."""
+        """Start from another checkpoint's weights (e.g. the bootstrap net): a smaller trunk
+        with the same heads grows into this one computing what it computed (``grow``);
+        otherwise whatever tensors fit are copied."""
+        from .grow import GrowError, grow
+
         model, _ = load_checkpoint(path)
         with torch.no_grad():
-            return load_compatible(self.model, model.state_dict())
+            try:
+                grown = grow(model, self.model.cfg)
+            except GrowError:
+                return load_compatible(self.model, model.state_dict())
+            self.model.load_state_dict(grown.state_dict())
+            return []
 
     def save(self, path, generation: int, extra: dict | None = None) -> None:
         self.meta["generation"] = generation
