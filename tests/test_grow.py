@@ -51,6 +51,17 @@ def test_the_grown_net_computes_what_the_small_one_did(small, blocks, channels):
         small.eval()
 
 
+def test_growing_is_seeded_and_leaves_the_callers_random_state(small):
+    cfg = dataclasses.replace(SMALL, blocks=4, channels=12)
+    torch.manual_seed(11)
+    before = torch.rand(1)
+    torch.manual_seed(11)
+    a, b = grow(small, cfg, seed=5), grow(small, cfg, seed=5)
+    assert torch.equal(torch.rand(1), before)
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                  b.state_dict().values()))
+
+
 def test_the_new_weights_learn(small):
     new = grow(small, dataclasses.replace(SMALL, blocks=5, channels=12))
     new.train()

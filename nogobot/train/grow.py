@@ -58,8 +58,9 @@ def _pooled_inputs(name: str, net: NogoNet) -> bool:
 def grow(old: NogoNet, cfg: NetConfig, seed: int = 0) -> NogoNet:
     """A net of shape ``cfg`` (in eval mode) that computes what ``old`` does."""
     check_growable(old.cfg, cfg)
-    torch.manual_seed(seed)
-    new = NogoNet(cfg)
+    with torch.random.fork_rng():  # the caller's random state is left as it was
+        torch.manual_seed(seed)
+        new = NogoNet(cfg)
     old_state = old.state_dict()
     for name, t in new.state_dict().items():
         src = old_state.get(name)
