@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from .options import train_extra
-from .train import _ints, train_group
+from .options import comma_ints, train_extra
+from .train import train_group
 
 @train_group.command("average")
 @click.argument("nets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
@@ -117,7 +117,7 @@ def export_cmd(checkpoint: str, out: str, sizes: str, tol: float) -> None:
     except ImportError as e:
         raise train_extra("export", e) from None
     try:
-        meta = export_checkpoint(checkpoint, out, sizes=_ints(sizes), tol=tol)
+        meta = export_checkpoint(checkpoint, out, sizes=comma_ints(sizes), tol=tol)
     except ExportError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {out} and its sidecar: {meta['blocks']}x{meta['channels']}, parity "

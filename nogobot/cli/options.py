@@ -211,3 +211,11 @@ def exit_now(status: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(status)
+
+
+def comma_ints(text: str) -> tuple[int, ...]:
+    """``"7,9,13"`` -> ``(7, 9, 13)``: board sizes and game counts of the train commands."""
+    try:
+        return tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected comma-separated integers") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .options import (
+    comma_ints,
     is_train_extra,
     model_option,
     on_ray,
@@ -108,13 +109,6 @@ def train_run_cmd(config_path, run_dir, device, workers, from_games, from_games_
             raise click.ClickException(str(e)) from None
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in text.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{text!r}: expected comma-separated integers") from None
-
-
 @train_group.command("bootstrap")
 @click.option("--out", default="models/nogobot-b6c32-boot.onnx", show_default=True,
               type=click.Path(dir_okay=False), help="ONNX network to write (sidecar beside it).")
@@ -146,9 +140,9 @@ def train_bootstrap_cmd(out, checkpoint, blocks, channels, sizes, games, minutes
         raise train_extra("train bootstrap", e) from None
 
     settings = BootstrapSettings(out=out, checkpoint=checkpoint, blocks=blocks,
-                                 channels=channels, sizes=_ints(sizes), games=_ints(games),
-                                 minutes=minutes, batch=batch, lr=lr, seed=seed,
-                                 eval_games=eval_games)
+                                 channels=channels, sizes=comma_ints(sizes),
+                                 games=comma_ints(games), minutes=minutes, batch=batch, lr=lr,
+                                 seed=seed, eval_games=eval_games)
     try:
         run(settings)
     except ValueError as e:
