@@ -299,17 +299,20 @@ def apply_lag(t: float, lag: float) -> float:
     return t * 0.5 if t < 2 * lag else t - lag
 
 
+def _own_moves_above(empty_points: int, limit: int) -> int:
+    """Own moves left (this one included) before the board has ``limit`` empty points:
+    stones never leave a NoGo board, so each pair of plies fills exactly two points."""
+    return math.ceil(max(empty_points - limit, 0) / 2)
+
+
 def _shape(empty_points: int | None, policy: TimePolicy, first: int) -> tuple[float, float]:
     """(the weight the opening's and the decisive band's own moves left take off the plan,
     this move's weight). ``first`` is where the band ends: the solver's first try."""
     if empty_points is None:
         return 0.0, 1.0
-
-    def own_moves_above(limit: int) -> int:
-        return math.ceil(max(empty_points - limit, 0) / 2)
-
-    opening = own_moves_above(policy.opening_empty)
-    band = own_moves_above(first) - own_moves_above(max(policy.decisive_empty, first))
+    opening = _own_moves_above(empty_points, policy.opening_empty)
+    band = (_own_moves_above(empty_points, first)
+            - _own_moves_above(empty_points, max(policy.decisive_empty, first)))
     lighter = opening * (1.0 - policy.opening_weight) + band * (1.0 - policy.decisive_weight)
     if empty_points > policy.opening_empty:
         this = policy.opening_weight
@@ -370,19 +373,16 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
     all_moves = max(policy.moves_floor, expected_own_moves_left(legal_to_move, legal_other))
     moves = all_moves  # the moves that will need thinking time
     zones = None  # own moves left in the solver's zones (full, tried, reached, this one's)
+    # The solver's zones from the top: where it is first tried, where it usually proves.
+    reach = max(solver.reach, solver.exact)
+    first = max(solver.tries, reach) if solver else policy.decisive_floor
     if empty_points is not None and solver:
         # Stones never leave a NoGo board, so the solver's first move is exactly
         # empty_points - solver.exact plies away: no floor is needed against a misestimate
         # there, and a floor would leave a geometric tail of the clock unspent.
-        reach = max(solver.reach, solver.exact)
-        first = max(solver.tries, reach)
-
-        def own_moves_above(limit: int) -> int:
-            return math.ceil(max(empty_points - limit, 0) / 2)
-
-        full = own_moves_above(first)
-        tried = own_moves_above(reach) - full
-        thinking = own_moves_above(solver.exact)
+        full = _own_moves_above(empty_points, first)
+        tried = _own_moves_above(empty_points, reach) - full
+        thinking = _own_moves_above(empty_points, solver.exact)
         if thinking < all_moves:
             moves = max(1, thinking)
             zones = (full, tried, thinking - full - tried,
@@ -426,7 +426,6 @@ def plan_move(tc: TimeControl, clock: ClockState, legal_to_move: int, legal_othe
             t = max(policy.min_per_move, min(t, (clock.main_left + tc.increment) / 4))
         return MoveBudget(t, t, emergency=True)
     # This move's share of the usable time.
-    first = max(solver.tries, solver.reach, solver.exact) if solver else policy.decisive_floor
     shape = _shape(empty_points, policy, first)
     if zones is not None:
         share = _zone_share(zones, usable, moves, policy, shape, tc.main)
