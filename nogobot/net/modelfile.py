@@ -36,10 +36,10 @@ FEATURE_VERSION = 1
 NUM_PLANES = 12
 SIDECAR_FORMAT_VERSION = 1
 KNOWN_SIDECAR_FORMATS = (1,)
-DEFAULT_MODEL_NAME = "nogobot-b6c32-sp9"
+DEFAULT_MODEL_NAME = "nogobot-b6c32-sp10"
 # The default net with its tower's convolutions in int8: the engine's default on a CPU with
 # int8 dot-product instructions, where it runs about twice the evaluations a second.
-INT8_MODEL_NAME = "nogobot-b6c32-sp9-int8"
+INT8_MODEL_NAME = "nogobot-b6c32-sp10-int8"
 # The nets a wheel carries: pyproject.toml's package-data for nogobot.models names their files.
 SHIPPED_MODEL_NAMES = (DEFAULT_MODEL_NAME, INT8_MODEL_NAME)
 OUTPUT_NAMES = ("policy", "value", "dominion", "score")
@@ -229,7 +229,7 @@ def shipped_model_names() -> list[str]:
 def resolve_model(spec: str | os.PathLike | None) -> Path:
     """The .onnx file a ``--model`` value means: None (or "") is the shipped default net; an
     existing file or directory is taken as given (``check_model`` judges it); otherwise the
-    name of a shipped net, with or without ``.onnx`` (``nogobot-b6c32-sp9``). Raises
+    name of a shipped net, with or without ``.onnx`` (``nogobot-b6c32-sp10``). Raises
     ModelError naming the shipped nets when the value is neither a file nor such a name.
 
     A file wins over a shipped name, so a model in the working directory can always be
