@@ -97,11 +97,16 @@ class GtpProcess:
         self._lines: queue.Queue = queue.Queue()
         self._sent = time.perf_counter()
         self.dead = False
-        threading.Thread(target=self._read, daemon=True, name=f"gtp-{name}").start()
+        self._readers = [threading.Thread(target=self._read, daemon=True, name=f"gtp-{name}")]
         if capture_stderr and self.stderr_path is None:
-            threading.Thread(target=self._read_stderr, daemon=True,
-                             name=f"gtp-{name}-err").start()
+            self._readers.append(threading.Thread(target=self._read_stderr, daemon=True,
+                                                  name=f"gtp-{name}-err"))
+        for reader in self._readers:
+            reader.start()
 
+    # Each output pipe is closed by the thread that reads it, after its last read: closed from
+    # another thread, its descriptor number could be reused by the next engine's pipe before
+    # this thread's pending read, which would then steal that engine's first byte.
     def _read(self) -> None:
         out = self.proc.stdout
         try:
@@ -109,15 +114,20 @@ class GtpProcess:
                 self._lines.put((raw.decode("utf-8", "replace"), time.perf_counter()))
         except (OSError, ValueError):
             pass
+        finally:
+            out.close()
         self._lines.put((None, time.perf_counter()))
 
     def _read_stderr(self) -> None:
+        err = self.proc.stderr
         try:
-            for raw in iter(self.proc.stderr.readline, b""):
+            for raw in iter(err.readline, b""):
                 self._stderr_lines = (self._stderr_lines
                                       + [raw.decode("utf-8", "replace")])[-20:]
         except (OSError, ValueError):
             pass
+        finally:
+            err.close()
 
     # -- diagnostics ---------------------------------------------------------------------
     def stderr_tail(self, chars: int = 400) -> str:
@@ -320,9 +330,11 @@ class GtpProcess:
         self.kill()
 
     def _close_pipes(self) -> None:
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        """Close stdin; the output pipes are their reader threads' to close, at EOF (which the
+        killed group gives at once; a child that escaped it keeps its thread waiting)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        for reader in self._readers:
+            reader.join(timeout=1.0)
