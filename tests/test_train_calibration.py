@@ -6,6 +6,9 @@
 * The phases' bands, and bad bands refused in one line.
 * Reading records: shards and SGF collections, the outcome from RE[] (a game lost on time
   counts), a .sgf beside its .npz read once, games without a result or of another size skipped.
+* The comparison with a baseline net: the weighted ROC area equals the plain one on repeated
+  positions; a sharper predictor's gains have intervals clear of zero, a net against itself
+  differs by exactly zero.
 * The command end to end with a tiny exported network on 5x5 games: the JSON's numbers are the
   network's own values against the games' outcomes, and bad input stops with one line.
 """
@@ -23,6 +26,7 @@ from nogobot.game import sgf
 from nogobot.game.board import BLACK, WHITE, Board
 from nogobot.net.features import board_planes
 from nogobot.train import calibration as cal
+from nogobot.train import calibration_compare as compare_mod
 
 
 def test_bins_and_scores_by_hand():
@@ -98,6 +102,68 @@ def test_fitted_colour_offset_undoes_a_bias_for_black():
     # A temperature alone cannot remove it.
     t = cal.fit_temperature(biased, y)
     assert cal.scores(cal.scaled(biased, t)[black], y[black])["ece"] > 0.05
+
+
+def test_weighted_roc_area_is_the_area_of_the_repeated_positions():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(2, 60))
+        p = np.round(rng.random(n), 1)  # ties
+        y = (rng.random(n) < 0.5).astype(np.float32)
+        ranked = compare_mod.WeightedAuc(p, y)
+        if 0 < y.sum() < n:
+            assert ranked(np.ones(n)) == pytest.approx(cal.auc(p, y))
+        w = rng.integers(0, 4, n)
+        repeated_y = np.repeat(y, w)
+        if 0 < repeated_y.sum() < len(repeated_y):
+            assert ranked(w) == pytest.approx(cal.auc(np.repeat(p, w), repeated_y))
+        else:
+            assert math.isnan(ranked(w))
+
+
+def synthetic_predictions(games: int = 300, seed: int = 0) -> cal.Predictions:
+    """Games of 12 positions (30 down to 19 empty points) whose winner the net sees through
+    a clear signal and the baseline through a faint one."""
+    rng = np.random.default_rng(seed)
+    won = np.repeat((rng.random(games) < 0.5).astype(np.float32), 12)
+    won[1::2] = 1 - won[1::2]  # the other side is to move every second position
+    signal = 2 * won - 1
+    sharp = 1 / (1 + np.exp(-(1.0 * signal + rng.normal(0, 1, len(won)))))
+    faint = 1 / (1 + np.exp(-(0.2 * signal + rng.normal(0, 1, len(won)))))
+    n = len(won)
+    return cal.Predictions(sharp.astype(np.float32), won, np.tile(np.arange(30, 18, -1), games),
+                           np.repeat(np.arange(games), 12).astype(np.int32),
+                           np.arange(n) % 2 == 0, np.full(n, np.nan, np.float32), games,
+                           faint.astype(np.float32))
+
+
+def test_compare_finds_the_sharper_net_and_nothing_in_a_net_against_itself():
+    pred = synthetic_predictions()
+    out = compare_mod.compare(pred, cal.spans(81, (61, 41, 25)), resamples=200)
+    assert [ph["name"] for ph in out] == ["40-25", "24-0", "all"]  # empty phases left out
+    for ph in out:
+        assert ph["diff_auc"] == pytest.approx(ph["auc"] - ph["baseline_auc"])
+        lo, hi = ph["diff_auc_95"]
+        assert 0 < lo <= ph["diff_auc"] <= hi
+        lo, hi = ph["diff_log_loss_95"]
+        assert lo <= ph["diff_log_loss"] <= hi < 0
+        assert ph["diff_brier_95"][1] < 0
+    assert out[-1]["count"] == 12 * pred.games and out[-1]["games"] == pred.games
+    # The same numbers as the calibration's own scores, for the net and the baseline.
+    for key, p in (("", pred.predicted), ("baseline_", pred.baseline)):
+        whole = cal.scores(p, pred.won)
+        assert out[-1][f"{key}auc"] == pytest.approx(whole["auc"])
+        assert out[-1][f"{key}log_loss"] == pytest.approx(whole["log_loss"])
+        assert out[-1][f"{key}brier"] == pytest.approx(whole["brier"])
+    same = cal.Predictions(*[getattr(pred, f) for f in ("predicted", "won", "empty", "game",
+                                                          "black", "root", "games")],
+                           baseline=pred.predicted.copy())
+    for ph in compare_mod.compare(same, cal.spans(81, (61, 41, 25)), resamples=50):
+        for key in ("auc", "log_loss", "brier"):
+            assert ph[f"diff_{key}"] == 0 and ph[f"diff_{key}_95"] == [0.0, 0.0]
+    with pytest.raises(ValueError, match="baseline"):
+        compare_mod.compare(cal.Predictions(*[getattr(pred, f) for f in (
+            "predicted", "won", "empty", "game", "black", "root", "games")]), cal.spans(81, (61,)))
 
 
 def test_phases_from_bands():
@@ -250,6 +316,16 @@ def test_cli_end_to_end(tmp_path, tiny_model):
     assert moved["T"] == overall["fit"]["T"]
     p = cal.scaled(value, overall["fit"]["T"])
     assert moved["with_T"]["brier"] == pytest.approx(float(np.mean((p - won) ** 2)), abs=1e-6)
+    # Against a baseline: here the same net, so every difference is zero.
+    res = CliRunner().invoke(main, ["train", "calibration", str(data), "--model",
+                                    str(tiny_model), "--size", "5", "--baseline",
+                                    str(tiny_model), "--json", str(again)])
+    assert res.exit_code == 0, res.output
+    assert "Against tiny on the same positions" in res.output
+    base = json.loads(again.read_text())["baseline"]
+    assert base["model"] == "tiny" and base["phases"][-1]["count"] == len(won)
+    assert base["phases"][-1]["diff_log_loss"] == 0
+    assert base["phases"][-1]["baseline_brier"] == pytest.approx(overall["brier"], abs=1e-6)
 
 
 def test_cli_bad_input(tmp_path, tiny_model):
@@ -266,6 +342,9 @@ def test_cli_bad_input(tmp_path, tiny_model):
     res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
                                str(tmp_path / "none.onnx")])
     assert res.exit_code == 1 and "none.onnx" in res.output
+    res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
+                               str(tiny_model), "--baseline", str(tmp_path / "other.onnx")])
+    assert res.exit_code == 1 and "other.onnx" in res.output
     (tmp_path / "x.json").write_text("[]")
     res = runner.invoke(main, ["train", "calibration", str(tmp_path), "--model",
                                str(tiny_model), "--fit-from", str(tmp_path / "x.json")])

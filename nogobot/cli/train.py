@@ -259,6 +259,10 @@ def train_patterns_cmd(games, out, last_generations, size, min_count, epochs, th
 @click.option("--fit-from", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Also score the fixes fitted in an earlier --json (e.g. fitted on "
                    "self-play, scored on tournament games).")
+@click.option("--baseline", default=None, metavar="MODEL",
+              help="Also score this network (an .onnx file or a shipped net's name) on the "
+                   "same positions: each phase's AUC and log loss differences, with 95% "
+                   "intervals from resampling the games.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="onnxruntime threads.")
 @click.option("--batch", default=256, show_default=True, type=click.IntRange(min=1),
@@ -267,8 +271,8 @@ def train_patterns_cmd(games, out, last_generations, size, min_count, epochs, th
               help="Write the numbers (bins, scores, fitted fixes) to this JSON file.")
 @click.option("--plot", "plot_out", default=None, type=click.Path(dir_okay=False),
               help="Draw reliability curves per phase to this PNG (needs matplotlib).")
-def train_calibration_cmd(records, model, size, bands, players, fit_from, threads, batch,
-                          json_out, plot_out) -> None:
+def train_calibration_cmd(records, model, size, bands, players, fit_from, baseline, threads,
+                          batch, json_out, plot_out) -> None:
     """Measure the value head's calibration: its predicted win probability against who won,
     by game phase, over game RECORDS (.npz shards, SGF files or collections, or folders)."""
     from rich.console import Console
@@ -278,6 +282,7 @@ def train_calibration_cmd(records, model, size, bands, players, fit_from, thread
     from ..train.calibration_report import plot, render, write_json
 
     path = resolve_model(model)
+    baseline_path = resolve_model(baseline) if baseline else None
     band_list = None
     if bands:
         try:
@@ -287,7 +292,8 @@ def train_calibration_cmd(records, model, size, bands, players, fit_from, thread
                                      param_hint="--bands") from None
     try:
         result = measure(path, records, size=size, bands=band_list, threads=threads,
-                         batch=batch, players=players, fit_from=fit_from)
+                         batch=batch, players=players, fit_from=fit_from,
+                         baseline_path=baseline_path)
     except (CalibrationError, ModelError) as e:
         raise click.ClickException(str(e)) from None
     render(result, Console())

@@ -15,6 +15,7 @@ This module owns the measurement behind ``nogobot train calibration``:
   a temperature with an offset for black to move, on half of the games, and both are scored on
   the other half (or on another data set: ``--fit-from``), the simplest fixes a calibration
   error would call for;
+- **comparison** (``--baseline``): a second net on the same positions (``calibration_compare``);
 - ``measure`` does all of it for the command; ``calibration_report`` shows the result.
 
 Needs numpy, onnxruntime and sgfmill only (no torch): it reads what the engine's evaluator
@@ -222,19 +223,23 @@ class Predictions:
     black: np.ndarray  # bool [n]: black to move
     root: np.ndarray  # float32 [n]: the search's root value, NaN where not recorded
     games: int
+    baseline: np.ndarray | None = None  # float32 [n]: a second net's prediction (compare)
 
 
-def collect(games, evaluator, batch: int = 256) -> Predictions:
-    """Evaluate every position of ``games`` (an iterable of ``Game``) with ``evaluator``, in
-    batches of about ``batch`` positions."""
+def collect(games, evaluator, batch: int = 256, baseline=None) -> Predictions:
+    """Evaluate every position of ``games`` (an iterable of ``Game``) with ``evaluator``, and
+    with the ``baseline`` evaluator too when given, in batches of about ``batch`` positions."""
     pending: list[np.ndarray] = []
     predicted: list[np.ndarray] = []
+    other: list[np.ndarray] = []
     won, empty, index, root, black = [], [], [], [], []
 
     def flush() -> None:
         if pending:
             x = np.concatenate(pending).astype(np.float32)
             predicted.append(np.asarray(evaluator.evaluate(x).value, np.float32))
+            if baseline is not None:
+                other.append(np.asarray(baseline.evaluate(x).value, np.float32))
             pending.clear()
 
     n_games = 0
@@ -253,7 +258,7 @@ def collect(games, evaluator, batch: int = 256) -> Predictions:
         raise CalibrationError("no positions to measure (no game of that board size with a result)")
     return Predictions(np.concatenate(predicted), np.concatenate(won), np.concatenate(empty),
                        np.concatenate(index), np.concatenate(black), np.concatenate(root),
-                       n_games)
+                       n_games, np.concatenate(other) if baseline is not None else None)
 
 
 # ------------------------------------------------------------------------------------------
@@ -388,6 +393,11 @@ def phases(area: int, bands) -> list[tuple[int, int]]:
     return list(zip(tops, lows + [0]))
 
 
+def spans(area: int, bands) -> list[tuple[str, int, int]]:
+    """(name, most, fewest empty points) of each phase, then of the whole game ("all")."""
+    return [(f"{top}-{low}", top, low) for top, low in phases(area, bands)] + [("all", area, 0)]
+
+
 def calibration(pred: Predictions, area: int, bands, fitted: dict | None = None) -> dict:
     """The whole measurement: per phase and overall, the bins and scores of the value head,
     of the search's root value where recorded, and two fixes fitted on a random half of the
@@ -398,12 +408,11 @@ def calibration(pred: Predictions, area: int, bands, fitted: dict | None = None)
     # engines game by game, so even and odd games are different populations.
     fit_games = np.random.default_rng(0).random(pred.games) < 0.5
     out_phases = []
-    for top, low in phases(area, bands) + [(area, 0)]:
+    for name, top, low in spans(area, bands):
         m = (pred.empty <= top) & (pred.empty >= low)
         p, y, g, r = pred.predicted[m], pred.won[m], pred.game[m], pred.root[m]
         black = pred.black[m]
-        entry = {"name": "all" if (top, low) == (area, 0) else f"{top}-{low}",
-                 "empty_max": top, "empty_min": low, **scores(p, y),
+        entry = {"name": name, "empty_max": top, "empty_min": low, **scores(p, y),
                  "games": int(len(np.unique(g))), "bins": bin_table(p, y),
                  # A bias that flips sign with the colour cancels in the totals: shown apart.
                  "black_to_move": scores(p[black], y[black]),
@@ -442,21 +451,32 @@ def fits_of(path) -> dict:
 
 
 def measure(model_path, paths, size: int = 9, bands=None, threads: int = 1,
-            batch: int = 256, players=(), fit_from=None) -> dict:
+            batch: int = 256, players=(), fit_from=None, baseline_path=None,
+            resamples: int = 1000) -> dict:
     """Read the records behind ``paths``, evaluate them with the model at ``model_path`` and
-    return the whole measurement (``calibration`` plus what was measured and skipped)."""
+    return the whole measurement (``calibration`` plus what was measured and skipped; with
+    ``baseline_path``, ``compare``'s differences under "baseline")."""
     from ..net.inference import load_evaluator
 
     bands = tuple(bands) if bands else default_bands(size)
     phases(size * size, bands)  # a bad band stops here, before any network loads
     fitted = fits_of(fit_from) if fit_from else None
     evaluator = load_evaluator(model_path, device="cpu", threads=threads, warmup_size=size)
+    other = (load_evaluator(baseline_path, device="cpu", threads=threads, warmup_size=size)
+             if baseline_path else None)
     skipped = Skipped()
-    pred = collect(read_games(paths, size, skipped, tuple(players)), evaluator, batch)
+    pred = collect(read_games(paths, size, skipped, tuple(players)), evaluator, batch, other)
     result = {"model": Path(model_path).stem, "model_path": str(model_path),
               "sources": [os.fspath(p) for p in paths], "size": size,
               "players": list(players),
               "bands": list(bands), "fit_from": fit_from and str(fit_from),
               **calibration(pred, size * size, bands, fitted),
               "skipped": skipped.counts, "skipped_examples": skipped.examples}
+    if other is not None:
+        from .calibration_compare import compare
+
+        result["baseline"] = {"model": Path(baseline_path).stem,
+                              "model_path": str(baseline_path), "resamples": resamples,
+                              "phases": compare(pred, spans(size * size, bands), resamples,
+                                                eps=EPS)}
     return result

@@ -1,7 +1,7 @@
 """The value-calibration report: the measurement of ``calibration.measure`` as rich tables
-(scores by phase; the search's root value where shards hold it; the fitted fixes, held out and
-from ``--fit-from``; by colour to move; the reliability bins), as a JSON file, and as
-reliability curves (PNG, when matplotlib is there)."""
+(scores by phase; against a baseline net with ``--baseline``; the search's root value where
+shards hold it; the fitted fixes, held out and from ``--fit-from``; by colour to move; the
+reliability bins), as a JSON file, and as reliability curves (PNG, when matplotlib is there)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ def render(result: dict, console) -> None:
         [[ph["name"], f"{ph['count']:,}", *(_f(ph.get(k)) for k in (
             "mean_predicted", "win_rate", "mean_predicted_won", "mean_predicted_lost", "auc",
             "brier", "log_loss", "ece"))] for ph in phases], pad=1))
+    if "baseline" in result:
+        _render_baseline(result, console)
     if any("root" in ph for ph in phases):
         console.print(_table(
             "The search's root value (recorded in the shards) on the same positions",
@@ -87,6 +89,30 @@ def render(result: dict, console) -> None:
          for b in range(BINS)]))
     for why, n in result["skipped"].items():
         console.print(f"skipped {n:,} games: {why} (first: {result['skipped_examples'][why]})")
+
+
+def _diff(ph: dict, key: str) -> tuple[str, str]:
+    """A difference and its 95% interval, e.g. ``+0.012`` and ``+.004..+.020`` (narrow)."""
+    if ph.get(f"diff_{key}") is None:
+        return "-", ""
+    lo, hi = ph.get(f"diff_{key}_95") or (None, None)
+    bound = [_f(x, "+.3f").replace("0.", ".", 1) for x in (lo, hi)]
+    return f"{ph[f'diff_{key}']:+.3f}", "..".join(bound)
+
+
+def _render_baseline(result: dict, console) -> None:
+    """The net against the baseline on the same positions (``calibration.compare``)."""
+    base = result["baseline"]
+    table = _table(
+        f"Against {base['model']} on the same positions: {result['model']} minus it, 95% "
+        f"intervals from {base['resamples']:,} resamples of the games (a higher AUC and a "
+        "lower log loss are better)",
+        ("empty", "AUC", "base", "diff", "95%", "log loss", "diff", "95%"),
+        [[ph["name"], _f(ph.get("auc")), _f(ph.get("baseline_auc")), *_diff(ph, "auc"),
+          _f(ph["log_loss"]), *_diff(ph, "log_loss")] for ph in base["phases"]], pad=1)
+    for col in (4, 7):  # an interval is read whole or not at all
+        table.columns[col].min_width = 12
+    console.print(table)
 
 
 def write_json(result: dict, path) -> None:
