@@ -101,7 +101,7 @@ def _diff(ph: dict, key: str) -> tuple[str, str]:
 
 
 def _render_baseline(result: dict, console) -> None:
-    """The net against the baseline on the same positions (``calibration.compare``)."""
+    """The net against the baseline on the same positions (``calibration_compare.compare``)."""
     base = result["baseline"]
     table = _table(
         f"Against {base['model']} on the same positions: {result['model']} minus it, 95% "
