@@ -613,11 +613,13 @@ def test_the_solver_searches_on_the_cores_the_network_uses(monkeypatch, args, so
 
 
 EVERY_SEARCH_OPTION = (
-    ["--max-tree-mb", "64", "--c-puct", "0.8", "--fpu-reduction", "0", "--rollout-weight", "0.3",
+    ["--max-tree-mb", "64", "--c-puct", "0.8", "--c-puct-log", "0.45", "--c-puct-base", "300",
+     "--fpu-reduction", "0", "--rollout-weight", "0.3",
      "--endgame-rollout-weight", "0.6", "--rollouts", "2", "--solver-from", "27",
      "--solver-nodes", "5000", "--solver-long-from", "0", "--solver-rate", "0",
      "--leaf-proofs", "20"],
-    {"max_tree_mb": 64, "c_puct": 0.8, "fpu_reduction": 0.0, "rollout_weight": 0.3,
+    {"max_tree_mb": 64, "c_puct": 0.8, "c_puct_log": 0.45, "c_puct_base": 300.0,
+     "fpu_reduction": 0.0, "rollout_weight": 0.3,
      "endgame_rollout_weight": 0.6, "rollout_count": 2, "solver_from": 27,
      "solver_max_nodes": 5000, "solver_long_from": 0, "solver_rate": 0, "leaf_proof_empty": 20})
 

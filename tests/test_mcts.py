@@ -502,14 +502,38 @@ def test_kernel_settings_fill_each_named_slot_once():
     assert sorted(getattr(mcts, n) for n in i_names) == list(range(mcts.CI_COUNT))
     cfg = SearchConfig(c_puct=2.5, fpu_reduction=0.3, virtual_loss=2.0, root_policy_temp=1.5,
                        rollout_weight=0.25, top_k=7, selection=SELECT_KL_UCB, batch_size=32,
-                       rollout_count=6)
+                       rollout_count=6, c_puct_log=0.45, c_puct_base=300.0)
     cfg_f, cfg_i = mcts.kernel_settings(cfg)
     assert cfg_f[mcts.CF_C_PUCT] == 2.5 and cfg_f[mcts.CF_FPU_REDUCTION] == 0.3
+    assert cfg_f[mcts.CF_C_PUCT_LOG] == 0.45 and cfg_f[mcts.CF_C_PUCT_BASE] == 300.0
     assert cfg_f[mcts.CF_VIRTUAL_LOSS] == 2.0 and cfg_f[mcts.CF_ROOT_TEMP] == 1.5
     assert cfg_f[mcts.CF_ROLLOUT_WEIGHT] == 0.25
     assert cfg_i[mcts.CI_TOP_K] == 7 and cfg_i[mcts.CI_SELECTION] == SELECT_KL_UCB
     assert cfg_i[mcts.CI_MAX_COLLISIONS] == 32 and cfg_i[mcts.CI_ROLLOUT_COUNT] == 6
     assert cfg_i[mcts.CI_FORCED_CHILD] == -1
+
+
+def root_visit_shares(**config):
+    """The root's children's shares of 1,500 playouts from a middle-game position (uniform
+    priors, rollouts as values, so the children's values differ), largest first."""
+    s = Searcher(UniformEvaluator(), 9, small_config(rollout_weight=1.0, **config), seed=3)
+    s.search(random_board(45, seed=11), SearchLimits(playouts=1500))
+    tree = s.tree
+    f, n = int(tree.first[0]), int(tree.nchild[0])
+    visits = np.array([tree.N[c] if c >= 0 else 0 for c in tree.child[f:f + n]], float)
+    return np.sort(visits / visits.sum())[::-1]
+
+
+def test_c_puct_log_spreads_a_long_searchs_visits():
+    """With the exploration constant growing with the visits, the root (1,500 visits, far past
+    the base of 20) explores more: its most visited move gets a smaller share and more moves
+    are tried than at the fixed constant; a huge base leaves the growth at nothing."""
+    fixed = root_visit_shares()
+    grown = root_visit_shares(c_puct_log=2.0, c_puct_base=20.0)
+    assert grown[0] < 0.8 * fixed[0]
+    assert np.count_nonzero(grown) >= np.count_nonzero(fixed)
+    barely = root_visit_shares(c_puct_log=2.0, c_puct_base=1e12)
+    assert abs(barely[0] - fixed[0]) < 0.05
 
 
 def test_set_c_puct_reaches_the_kernels_and_keeps_the_tree():

@@ -152,6 +152,11 @@ def read_book(path: str | None, agent_name: str):
                    "default 1024.")
 @click.option("--c-puct", default=None, type=click.FloatRange(min=0, min_open=True),
               help="PUCT's exploration constant (default 1.1; values are -1..1).")
+@click.option("--c-puct-log", default=None, type=click.FloatRange(min=0),
+              help="Let the exploration constant grow with a node's visits N: c_puct + "
+                   "C * ln((N + base) / base) (AlphaZero's and KataGo's; default 0: fixed).")
+@click.option("--c-puct-base", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="The visits at which --c-puct-log's growth is ln 2 (default 500).")
 @click.option("--fpu-reduction", default=None, type=click.FloatRange(min=0),
               help="First-play urgency: an unvisited move is valued at its parent's value "
                    "less this (default 0.2; values are -1..1).")
@@ -196,10 +201,10 @@ def read_book(path: str | None, agent_name: str):
               help="GoGui live graphics on stderr while thinking (auto: when GoGui is attached).")
 @quiet_option()
 def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_seconds, playouts,
-            lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, c_puct, fpu_reduction,
-            rollout_weight, endgame_rollout_weight, rollouts, solver_from, solver_nodes,
-            solver_long_from, solver_rate, solver_threads, leaf_proofs, book_path, agent_name,
-            seed, live_gfx, quiet) -> None:
+            lag_buffer, time_settings, ponder, batch, lanes, max_tree_mb, c_puct, c_puct_log,
+            c_puct_base, fpu_reduction, rollout_weight, endgame_rollout_weight, rollouts,
+            solver_from, solver_nodes, solver_long_from, solver_rate, solver_threads,
+            leaf_proofs, book_path, agent_name, seed, live_gfx, quiet) -> None:
     """Speak GTP v2 on stdin/stdout (GoGui, Sabaki, gogui-twogtp, tournaments)."""
     from ..engine.timecontrol import TimePolicy, policy_with
     from ..gtp import serve
@@ -218,7 +223,8 @@ def gtp_cmd(model, device, threads, size, seconds, byoyomi, per_move, move_secon
         raise click.BadParameter(str(e), param_hint="--lanes") from None
     # Each option given on the command line overrides its SearchConfig field; the config
     # itself is built with the agent: importing mcts (numba) here would delay `name`.
-    given = {"max_tree_mb": max_tree_mb, "c_puct": c_puct, "fpu_reduction": fpu_reduction,
+    given = {"max_tree_mb": max_tree_mb, "c_puct": c_puct, "c_puct_log": c_puct_log,
+             "c_puct_base": c_puct_base, "fpu_reduction": fpu_reduction,
              "rollout_weight": rollout_weight, "endgame_rollout_weight": endgame_rollout_weight,
              "rollout_count": rollouts, "solver_from": solver_from,
              "solver_max_nodes": solver_nodes, "solver_long_from": solver_long_from,

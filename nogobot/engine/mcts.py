@@ -4,6 +4,10 @@ Notation follows the AlphaGo Zero paper: for a child a of node s,
 ``Q(s,a) = W(a)/N(a)`` and ``U(s,a) = c_puct · P(a) · sqrt(N(s)) / (1 + N(a))``; the child with
 the highest ``Q + U`` is selected. Conventions:
 
+* ``c_puct`` may grow with the parent's visits (AlphaZero's ``c_base``, KataGo's
+  ``cpuctExplorationLog``): ``c_puct + c_puct_log · ln((N(s) + c_puct_base) / c_puct_base)``, so
+  a node searched long explores more than one searched briefly; ``c_puct_log`` 0 keeps it fixed.
+
 * ``W[n]`` sums values from the view of the player who MOVED INTO node n (the opponent of the
   side to move at n), so a parent reads its children's Q directly.
 * A leaf's value ``v`` ∈ [-1, 1] is for the side to move there; the backup adds ``-v`` to the leaf,
@@ -60,8 +64,9 @@ SELECT_PUCT, SELECT_UCB1_TUNED, SELECT_KL_UCB = 0, 1, 2
 # The settings the kernels read travel as two arrays, ``cfg_f`` (floats) and ``cfg_i``
 # (integers), built by ``kernel_settings`` and read by these indices; numba folds module-level
 # integers into the compiled code as constants, and its on-disk cache keeps them.
-CF_C_PUCT, CF_FPU_REDUCTION, CF_VIRTUAL_LOSS, CF_ROOT_TEMP, CF_ROLLOUT_WEIGHT = range(5)
-CF_COUNT = 5
+(CF_C_PUCT, CF_FPU_REDUCTION, CF_VIRTUAL_LOSS, CF_ROOT_TEMP, CF_ROLLOUT_WEIGHT, CF_C_PUCT_LOG,
+ CF_C_PUCT_BASE) = range(7)
+CF_COUNT = 7
 # CI_FORCED_CHILD: the root edge (its index among the root's moves) every walk of the batch
 # takes, -1 for none; the Gumbel root's plan (``gumbel.GumbelRoot``) sets it.
 CI_TOP_K, CI_SELECTION, CI_MAX_COLLISIONS, CI_ROLLOUT_COUNT, CI_FORCED_CHILD = range(5)
@@ -73,6 +78,10 @@ class SearchConfig:
     """Search settings (self-play turns noise and temperature on)."""
 
     c_puct: float = 1.1
+    # PUCT's constant at a node with N visits is c_puct + c_puct_log * ln((N + base) / base):
+    # 0 keeps it fixed at every budget (the module's docstring).
+    c_puct_log: float = 0.0
+    c_puct_base: float = 500.0
     fpu_reduction: float = 0.2
     batch_size: int = 16
     # Batches a lone search (``Searcher.search``) may have in the network at once: 2 runs the
@@ -149,6 +158,8 @@ def kernel_settings(cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray]:
     """``cfg`` as the kernels' (``cfg_f``, ``cfg_i``) arrays, indexed by ``CF_*`` and ``CI_*``."""
     cfg_f = np.zeros(CF_COUNT, np.float64)
     cfg_f[CF_C_PUCT] = cfg.c_puct
+    cfg_f[CF_C_PUCT_LOG] = cfg.c_puct_log
+    cfg_f[CF_C_PUCT_BASE] = cfg.c_puct_base
     cfg_f[CF_FPU_REDUCTION] = cfg.fpu_reduction
     cfg_f[CF_VIRTUAL_LOSS] = cfg.virtual_loss
     cfg_f[CF_ROOT_TEMP] = cfg.root_policy_temp
@@ -388,9 +399,11 @@ def _kl_ucb(mean01, n, log_total):
 
 
 @njit(cache=True)
-def _select_edge(tree, node, c_puct, fpu_reduction, vloss, top_k, selection):
+def _select_edge(tree, node, c_puct, c_puct_log, c_puct_base, fpu_reduction, vloss, top_k,
+                 selection):
     """The edge of ``node`` to walk: PUCT (or a variant) over its edges, reading the visited
-    children's statistics through ``child``; unvisited edges get first-play urgency."""
+    children's statistics through ``child``; unvisited edges get first-play urgency and the
+    exploration constant grows with the node's visits by ``c_puct_log``."""
     N, W, W2, VL, parent, first, nchild, move, proof, value, pending, P, emove, child, info = tree
     f = first[node]
     n = nchild[node]
@@ -407,6 +420,8 @@ def _select_edge(tree, node, c_puct, fpu_reduction, vloss, top_k, selection):
     else:
         parent_q = value[node]
     fpu = parent_q - fpu_reduction
+    if c_puct_log > 0.0:
+        c_puct += c_puct_log * math.log((parent_n + c_puct_base) / c_puct_base)
     sqrt_n = math.sqrt(max(parent_n, 1))
     log_n = math.log(max(parent_n, 2))
     best = -1
@@ -603,6 +618,7 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i, leaves, 
     stones0, root0, nxt0, libs0, legal0, meta0 = root_state
     b_stones, b_root, b_nxt, b_libs, b_legal, b_meta, planes, b_rollout = batch
     c_puct, fpu_red = cfg_f[CF_C_PUCT], cfg_f[CF_FPU_REDUCTION]
+    c_log, c_base = cfg_f[CF_C_PUCT_LOG], cfg_f[CF_C_PUCT_BASE]
     vloss, root_temp, lam = cfg_f[CF_VIRTUAL_LOSS], cfg_f[CF_ROOT_TEMP], cfg_f[CF_ROLLOUT_WEIGHT]
     top_k, selection, max_coll = cfg_i[CI_TOP_K], cfg_i[CI_SELECTION], cfg_i[CI_MAX_COLLISIONS]
     n_roll, forced = cfg_i[CI_ROLLOUT_COUNT], cfg_i[CI_FORCED_CHILD]
@@ -632,7 +648,8 @@ def select_batch(tree, cache, root_state, nbr, zob, size, cfg_f, cfg_i, leaves, 
             if node == 0 and forced >= 0:
                 e = first[0] + forced
             else:
-                e = _select_edge(tree, node, c_puct, fpu_red, vloss, top_k, selection)
+                e = _select_edge(tree, node, c_puct, c_log, c_base, fpu_red, vloss, top_k,
+                                 selection)
             nxt = child[e]
             if nxt < 0:
                 nxt = _new_node(tree, node, e)  # a first visit: the walk ends at this leaf
