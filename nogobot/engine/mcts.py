@@ -7,7 +7,6 @@ the highest ``Q + U`` is selected. Conventions:
 * ``c_puct`` may grow with the parent's visits (AlphaZero's ``c_base``, KataGo's
   ``cpuctExplorationLog``): ``c_puct + c_puct_log · ln((N(s) + c_puct_base) / c_puct_base)``, so
   a node searched long explores more than one searched briefly; ``c_puct_log`` 0 keeps it fixed.
-
 * ``W[n]`` sums values from the view of the player who MOVED INTO node n (the opponent of the
   side to move at n), so a parent reads its children's Q directly.
 * A leaf's value ``v`` ∈ [-1, 1] is for the side to move there; the backup adds ``-v`` to the leaf,
