@@ -518,9 +518,7 @@ def root_visit_shares(**config):
     priors, rollouts as values, so the children's values differ), largest first."""
     s = Searcher(UniformEvaluator(), 9, small_config(rollout_weight=1.0, **config), seed=3)
     s.search(random_board(45, seed=11), SearchLimits(playouts=1500))
-    tree = s.tree
-    f, n = int(tree.first[0]), int(tree.nchild[0])
-    visits = np.array([tree.N[c] if c >= 0 else 0 for c in tree.child[f:f + n]], float)
+    visits = s.tree.children(0).N.astype(float)
     return np.sort(visits / visits.sum())[::-1]
 
 
