@@ -134,6 +134,46 @@ def test_trainer_reduces_loss_on_shards(selfplay_shards, tmp_path):
         assert torch.equal(p, q)
 
 
+def test_the_net_that_plays_is_a_moving_average_of_the_trained_weights(selfplay_shards,
+                                                                        tmp_path):
+    """training.average_decay d: after each train call the average moves (1-d) of the way to
+    the trained weights (BatchNorm statistics too); it is what exports and what a checkpoint's
+    ``model`` holds, and resuming trains on from the optimiser's own weights."""
+    from nogobot.train.model import load_checkpoint
+
+    data = ReplayBuffer(selfplay_shards.folder, 10).load()
+    tc = TrainingConfig(lr=0.05, momentum=0.8, batch_size=32, average_decay=0.75)
+    t = Trainer(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8), tc, seed=0)
+    floats = [k for k, v in t.model.state_dict().items() if v.is_floating_point()]
+    start = {k: v.clone() for k, v in t.model.state_dict().items()}
+    t.train(data, 5)
+    first = {k: v.clone() for k, v in t.model.state_dict().items()}
+    t.train(data, 5)
+    trained, played = t.model.state_dict(), t.cpu_model().state_dict()
+    for k in floats:
+        want = 0.75 * (0.75 * start[k] + 0.25 * first[k]) + 0.25 * trained[k]
+        torch.testing.assert_close(played[k], want)
+    assert any(not torch.equal(played[k], trained[k]) for k in floats)
+    assert any("running_var" in k for k in floats)
+
+    t.save(tmp_path / "c.pt", generation=2)
+    model, state = load_checkpoint(tmp_path / "c.pt")
+    for k in floats:
+        assert torch.equal(model.state_dict()[k], played[k])
+        assert torch.equal(state["trained"][k], trained[k])
+    t2 = Trainer.resume(tmp_path / "c.pt", tc)
+    for k in floats:
+        assert torch.equal(t2.model.state_dict()[k], trained[k])
+        assert torch.equal(t2.cpu_model().state_dict()[k], played[k])
+    # Without an average the trained weights play and the checkpoint holds them alone.
+    plain = Trainer.resume(tmp_path / "c.pt", TrainingConfig(lr=0.05, batch_size=32))
+    assert plain.average is None
+    plain.save(tmp_path / "p.pt", generation=2)
+    model, state = load_checkpoint(tmp_path / "p.pt")
+    assert "trained" not in state
+    assert all(torch.equal(model.state_dict()[k], trained[k]) for k in floats)
+
+
 def test_sgf_records_give_the_same_targets(selfplay_shards):
     """--from-games on our SGF reproduces the shard's planes and results."""
     from nogobot.game import sgf

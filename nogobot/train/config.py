@@ -112,6 +112,10 @@ class TrainingConfig:
     aux_weight: float = 0.25
     soft_policy_weight: float = 8.0  # KataGo's weight for the soft policy target (with the head)
     value_target_mix: float = 0.0  # λ: value target = (1-λ)·game result + λ·root search value
+    # d: the net that plays (exported, gated, self-play's generator) is an exponential moving
+    # average of the trained weights, moved (1-d) of the way to them after each generation's
+    # steps; 0 = the trained weights play. At 0.9 the last 20 generations carry 88% of the weight.
+    average_decay: float = 0.0
     symmetries: bool = True  # a random one of the 8 board symmetries per batch
     log_every: int = 50  # steps between rows of metrics.csv
 
@@ -212,6 +216,7 @@ _CHECKS["selfplay.gumbel_m"] = (lambda v: 1 <= v <= 361, "an integer in 1..361")
 _CHECKS["selfplay.gumbel_c_visit"] = (lambda v: v >= 0, "a number >= 0")
 _CHECKS["selfplay.gumbel_c_scale"] = (lambda v: v > 0, "a number > 0")
 _CHECKS["training.value_target_mix"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
+_CHECKS["training.average_decay"] = (lambda v: 0 <= v < 1, "a number in [0, 1)")
 _CHECKS["curriculum.distill_weight"] = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _CHECKS["gating.stage_switch_games"] = (lambda v: v >= 0, "an integer >= 0")
 _CHECKS["curriculum.try_next_every"] = (lambda v: v >= 0, "an integer >= 0")

@@ -281,8 +281,11 @@ def build_model(cfg: NetConfig) -> NogoNet:
 
 
 def save_checkpoint(path, model: NogoNet, training: dict | None = None,
-                    optimizer: torch.optim.Optimizer | None = None) -> None:
-    """Write a self-describing checkpoint atomically (``nogobot.core.atomicio``)."""
+                    optimizer: torch.optim.Optimizer | None = None,
+                    trained: NogoNet | None = None) -> None:
+    """Write a self-describing checkpoint atomically (``nogobot.core.atomicio``): ``model`` is the
+    net that plays; ``trained``, where the two differ (a weight average plays), the weights the
+    optimiser moves."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {
@@ -294,6 +297,8 @@ def save_checkpoint(path, model: NogoNet, training: dict | None = None,
     }
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
+    if trained is not None:
+        state["trained"] = trained.state_dict()
     buf = io.BytesIO()
     torch.save(state, buf)
     write_atomic(path, buf.getvalue())

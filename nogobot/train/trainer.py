@@ -8,6 +8,15 @@ switches a term off (``aux_weight: 0`` leaves the next-move heads untrained).
 A ``Trainer`` owns one network (one curriculum stage), its optimiser and its step count; its
 checkpoint (``model.save_checkpoint``: atomic, config embedded) also carries the optimiser state
 and ``training`` metadata (generation, steps, samples), so a killed run continues exactly.
+
+**The net that plays** (``training.average_decay`` d > 0): an exponential moving average of the
+trained weights, BatchNorm statistics included, moved (1-d) of the way to them after each
+``train`` call (a generation's steps), as KataGo plays and ships averaged weights: single
+generators measure up and down by tens of Elo against a fixed anchor, and the average of a
+stretch of them keeps what they share. It is what ``cpu_model`` exports, and the checkpoint's
+``model``, so everything that loads a checkpoint to play (the torch evaluator, a distillation
+teacher, a snapshot, ``grow``) gets it; the optimiser's own weights go beside it as ``trained``,
+and ``resume`` trains on from those.
 """
 
 from __future__ import annotations
@@ -79,6 +88,25 @@ class Trainer:
         self.opt = self._optimizer()
         self.meta: dict = {"steps": 0, "samples": 0, "generation": -1, "seconds": 0.0}
         self.rng = np.random.default_rng(seed)
+        self.average: NogoNet | None = self._copy(self.model) if tc.average_decay > 0 else None
+
+    @staticmethod
+    def _copy(model: NogoNet) -> NogoNet:
+        import copy
+
+        return copy.deepcopy(model).eval()
+
+    def _update_average(self) -> None:
+        """Move the average (1-d) of the way to the trained weights (integer buffers, such as
+        BatchNorm's batch count, are copied)."""
+        d = self.tc.average_decay
+        with torch.no_grad():
+            trained = self.model.state_dict()
+            for name, t in self.average.state_dict().items():
+                if t.is_floating_point():
+                    t.mul_(d).add_(trained[name], alpha=1.0 - d)
+                else:
+                    t.copy_(trained[name])
 
     def _optimizer(self):
         tc = self.tc
@@ -93,8 +121,13 @@ class Trainer:
         """A trainer from a checkpoint written by ``save`` (model, optimiser, counters)."""
         model, state = load_checkpoint(path)
         t = cls(model.cfg, tc, device, seed)
-        t.model.load_state_dict(model.state_dict())
+        # ``model`` is the net that plays; with an average kept, ``trained`` holds the weights
+        # the optimiser moves. A checkpoint without an average starts one at its weights.
+        t.model.load_state_dict(state.get("trained", state["model"]))
         t.model.to(t.device)
+        if t.average is not None:
+            t.average.load_state_dict(model.state_dict())
+            t.average.to(t.device)
         if "optimizer" in state and state.get("training", {}).get("optimizer") == tc.optimizer:
             try:
                 t.opt.load_state_dict(state["optimizer"])
@@ -120,25 +153,26 @@ class Trainer:
             try:
                 grown = grow(model, self.model.cfg)
             except GrowError:
-                return load_compatible(self.model, model.state_dict())
+                skipped = load_compatible(self.model, model.state_dict())
+                if self.average is not None:
+                    self.average.load_state_dict(self.model.state_dict())
+                return skipped
             self.model.load_state_dict(grown.state_dict())
+            if self.average is not None:
+                self.average.load_state_dict(grown.state_dict())
             return []
 
     def save(self, path, generation: int, extra: dict | None = None) -> None:
         self.meta["generation"] = generation
         training = {**self.meta, "optimizer": self.tc.optimizer, **(extra or {})}
-        model = self.model
-        if self.device.type != "cpu":  # checkpoints are always loadable on the CPU
-            import copy
-
-            model = copy.deepcopy(model).cpu()
-        save_checkpoint(path, model, training=training, optimizer=self.opt)
+        # Checkpoints are always loadable on the CPU.
+        trained = None if self.average is None else self._copy(self.model).cpu()
+        save_checkpoint(path, self.cpu_model(), training=training, optimizer=self.opt,
+                        trained=trained)
 
     def cpu_model(self) -> NogoNet:
-        import copy
-
-        m = copy.deepcopy(self.model).cpu()
-        return m.eval()
+        """The net that plays, on the CPU in eval mode: the average when one is kept."""
+        return self._copy(self.average if self.average is not None else self.model).cpu()
 
     def train(self, data: dict, steps: int, progress=None, teacher: NogoNet | None = None,
               distill: float = 0.0) -> list[dict]:
@@ -176,6 +210,8 @@ class Trainer:
                 acc, n_acc = {}, 0
         self.meta["seconds"] = round(self.meta["seconds"] + time.perf_counter() - t0, 1)
         self.model.eval()
+        if self.average is not None:
+            self._update_average()
         return rows
 
 
