@@ -135,6 +135,32 @@ def test_window_from_seeds_a_new_run_with_the_old_runs_games(run_dir, tmp_path):
     assert sorted((d / "games").rglob("*.npz")) == seeded
 
 
+def test_an_averaged_run_plays_and_keeps_the_average(run_dir, tmp_path):
+    """With training.average_decay the run's checkpoints hold the average as the net that
+    plays and the trained weights beside it; its nets are exported from the average."""
+    from nogobot.train.model import load_checkpoint
+
+    d = tmp_path / "averaged"
+    invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--window-from", str(run_dir),
+            "--set", "training.average_decay=0.5", "--generations", "1"])
+    model, state = load_checkpoint(d / "ckpt" / "stage0.pt")
+    played, trained = model.state_dict(), state["trained"]
+    assert any(not torch.equal(played[k], trained[k]) for k in played
+               if played[k].is_floating_point())
+    # The exported net computes what the average computes, not what the trained weights do.
+    from nogobot.net.features import boards_planes
+
+    planes = boards_planes([Board(5)])
+    onnx_policy = OnnxEvaluator(d / "nets" / "gen0001-s0.onnx", device="cpu").evaluate(
+        planes).policy_logits
+    trained_net = type(model)(model.cfg).eval()
+    trained_net.load_state_dict(trained)
+    with torch.no_grad():
+        x = torch.from_numpy(planes)
+        want, other = model(x)["policy"].numpy(), trained_net(x)["policy"].numpy()
+    assert abs(onnx_policy - want).max() < 1e-4 < abs(onnx_policy - other).max()
+
+
 def test_window_from_a_folder_without_games_is_refused(tmp_path):
     (tmp_path / "empty" / "games").mkdir(parents=True)
     r = CliRunner().invoke(main, ["train", str(TINY_CONFIG), "--run-dir", str(tmp_path / "new"),
