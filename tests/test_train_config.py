@@ -46,6 +46,7 @@ def test_defaults_are_the_papers(tmp_path):
     ("trainin:\n  lr: 0.1\n", ["bad.yaml:1", "unknown setting 'trainin'", "training"]),
     ("training:\n  lr: -1\n", ["bad.yaml:2", "training.lr", "> 0"]),
     ("training:\n  optimizer: adam\n", ["bad.yaml:2", "training.optimizer", "'sgd' or 'adamw'"]),
+    ("training:\n  average_decay: 1\n", ["bad.yaml:2", "training.average_decay", "[0, 1)"]),
     ("network:\n  stages:\n    - {blocks: 2, channels: 7}\n",
      ["bad.yaml:3", "network.stages[0].channels", "even"]),
     ("network:\n  stages: 3\n", ["bad.yaml:2", "network.stages", "list"]),
