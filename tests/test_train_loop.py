@@ -29,8 +29,10 @@ from conftest import ROOT, TINY_CONFIG  # noqa: E402
 from nogobot.cli import main  # noqa: E402
 from nogobot.engine.player import MCTSAgent  # noqa: E402
 from nogobot.game.board import Board  # noqa: E402
+from nogobot.net.features import boards_planes  # noqa: E402
 from nogobot.net.inference import OnnxEvaluator  # noqa: E402
 from nogobot.train.loop import read_csv  # noqa: E402
+from nogobot.train.model import load_checkpoint  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
@@ -138,8 +140,6 @@ def test_window_from_seeds_a_new_run_with_the_old_runs_games(run_dir, tmp_path):
 def test_an_averaged_run_plays_and_keeps_the_average(run_dir, tmp_path):
     """With training.average_decay the run's checkpoints hold the average as the net that
     plays and the trained weights beside it; its nets are exported from the average."""
-    from nogobot.train.model import load_checkpoint
-
     d = tmp_path / "averaged"
     invoke(["train", str(TINY_CONFIG), "--run-dir", str(d), "--window-from", str(run_dir),
             "--set", "training.average_decay=0.5", "--generations", "1"])
@@ -148,8 +148,6 @@ def test_an_averaged_run_plays_and_keeps_the_average(run_dir, tmp_path):
     assert any(not torch.equal(played[k], trained[k]) for k in played
                if played[k].is_floating_point())
     # The exported net computes what the average computes, not what the trained weights do.
-    from nogobot.net.features import boards_planes
-
     planes = boards_planes([Board(5)])
     onnx_policy = OnnxEvaluator(d / "nets" / "gen0001-s0.onnx", device="cpu").evaluate(
         planes).policy_logits

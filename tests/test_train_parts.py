@@ -12,7 +12,7 @@ from nogobot.game.board import Board  # noqa: E402
 from nogobot.net.inference import UniformEvaluator  # noqa: E402
 from nogobot.train.config import SelfPlayConfig, TrainingConfig  # noqa: E402
 from nogobot.train.match import elo_update  # noqa: E402
-from nogobot.train.model import NetConfig, multitask_loss  # noqa: E402
+from nogobot.train.model import NetConfig, load_checkpoint, multitask_loss  # noqa: E402
 from nogobot.train.replay import ReplayBuffer, load_shard, sample_batch  # noqa: E402
 from nogobot.train.selfplay import prune_policy_target, write_shard  # noqa: E402
 from nogobot.train.trainer import Trainer, loss_weights  # noqa: E402
@@ -139,8 +139,6 @@ def test_the_net_that_plays_is_a_moving_average_of_the_trained_weights(selfplay_
     """training.average_decay d: after each train call the average moves (1-d) of the way to
     the trained weights (BatchNorm statistics too); it is what exports and what a checkpoint's
     ``model`` holds, and resuming trains on from the optimiser's own weights."""
-    from nogobot.train.model import load_checkpoint
-
     data = ReplayBuffer(selfplay_shards.folder, 10).load()
     tc = TrainingConfig(lr=0.05, momentum=0.8, batch_size=32, average_decay=0.75)
     t = Trainer(NetConfig(blocks=1, channels=8, head_channels=4, value_hidden=8), tc, seed=0)

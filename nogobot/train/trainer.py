@@ -154,13 +154,12 @@ class Trainer:
                 grown = grow(model, self.model.cfg)
             except GrowError:
                 skipped = load_compatible(self.model, model.state_dict())
-                if self.average is not None:
-                    self.average.load_state_dict(self.model.state_dict())
-                return skipped
-            self.model.load_state_dict(grown.state_dict())
-            if self.average is not None:
-                self.average.load_state_dict(grown.state_dict())
-            return []
+            else:
+                self.model.load_state_dict(grown.state_dict())
+                skipped = []
+            if self.average is not None:  # the average starts at the weights it starts from
+                self.average.load_state_dict(self.model.state_dict())
+        return skipped
 
     def save(self, path, generation: int, extra: dict | None = None) -> None:
         self.meta["generation"] = generation
